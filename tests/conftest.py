@@ -1,0 +1,76 @@
+"""Shared fixtures: isolated environment and a vault factory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from vault_engine.cli import cli
+from vault_engine.store import create_vault
+from vault_engine.vault import Vault
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private HOME and no MEMVAULT_* / ANTHROPIC_* variables for every test."""
+    home = tmp_path_factory.mktemp("home")
+    for name in list(os.environ):
+        if name.startswith(("MEMVAULT_", "ANTHROPIC_")):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    yield home
+
+
+@pytest.fixture
+def make_vault(tmp_path: Path) -> Callable[..., Vault]:
+    """Create a vault from the template, optionally with extra files ({relative path: text})."""
+
+    counter = iter(range(1000))
+
+    def factory(files: dict[str, str | bytes] | None = None, name: str | None = None) -> Vault:
+        root = tmp_path / (name or f"vault{next(counter)}")
+        create_vault(root, git=False)
+        for rel, content in (files or {}).items():
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_bytes(content.encode("utf-8"))
+        return Vault(root)
+
+    return factory
+
+
+@pytest.fixture
+def vault(make_vault: Callable[..., Vault]) -> Vault:
+    return make_vault()
+
+
+@pytest.fixture
+def run_cli(vault: Vault) -> Callable[..., Result]:
+    """Run the CLI in-process against the ``vault`` fixture (``--vault`` is added)."""
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Result:
+        return runner.invoke(cli, ["--vault", str(vault.root), *args], input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def run_memvault(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+                 input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run the real ``memvault`` console entry point in a subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "vault_engine", *args], cwd=cwd, env=full_env, input=input,
+        capture_output=True, text=True, timeout=timeout,
+    )

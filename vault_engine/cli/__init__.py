@@ -1,0 +1,79 @@
+"""The ``memvault`` command line: parse, call one core function, print.
+
+Errors from the core (:class:`VaultError`) are turned into one stderr line
+and a non-zero exit in :meth:`MemvaultGroup.invoke`, in one place.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from ..errors import VaultError
+from .options import Settings
+
+DEBUG_ENV = "MEMVAULT_DEBUG"
+
+
+class MemvaultGroup(click.Group):
+    """Root group that turns every failure into one line on stderr."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except VaultError as exc:
+            click.echo(f"error: {exc.one_line()}", err=True)
+            ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+            ctx.exit(1)
+        except Exception as exc:  # a bug: still one line, with a way to see more
+            if os.environ.get(DEBUG_ENV):
+                raise
+            click.echo(
+                f"error: internal error ({type(exc).__name__}: {exc}); set {DEBUG_ENV}=1 for a traceback",
+                err=True,
+            )
+            ctx.exit(70)
+
+
+@click.group(cls=MemvaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--vault", "vault_path", type=click.Path(file_okay=False, path_type=str), default=None,
+              help="Vault folder (default: $MEMVAULT_DIR, a vault above the current folder, or ~/.memvault/vault).")
+@click.option("--json", "as_json", is_flag=True, default=False, help="Print one JSON document.")
+@click.version_option(package_name="memvault", prog_name="memvault")
+@click.pass_context
+def cli(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
+    """memvault: a file-based memory vault for LLM agents.
+
+    Every memory is a markdown file with YAML frontmatter in a git-trackable
+    vault. Run `memvault COMMAND --help` for one command.
+
+    \b
+    Example:
+        memvault add "Tests use pytest fixtures, not setUp" --project github.com/acme/api
+        memvault list --json
+    """
+    ctx.obj = Settings(vault_path=vault_path, as_json=as_json)
+
+
+def main() -> None:
+    """Console entry point."""
+    cli.main(prog_name="memvault")
+
+
+from . import admin, memories  # noqa: E402  (commands register themselves on `cli`)
+
+__all__ = ["cli", "main", "admin", "memories"]
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

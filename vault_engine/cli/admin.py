@@ -1,0 +1,124 @@
+"""Vault-level commands: init, status, trash, journal."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from . import cli
+from .options import Settings, common, emit
+from .render import entry_json
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--no-git", is_flag=True, help="Do not run git init.")
+@common
+@click.pass_obj
+def init(settings: Settings, path: str | None, no_git: bool) -> None:
+    """Create a vault from the template at PATH (default: --vault or the current folder)."""
+    from ..store import create_vault
+
+    target = Path(path or settings.vault_path or ".").expanduser().resolve()
+    created = create_vault(target, git=not no_git)
+    message = f"created vault at {target}" if created else f"vault already exists at {target}"
+    emit(settings, {"vault": str(target), "created": created}, lambda: click.echo(message))
+
+
+@cli.command()
+@common
+@click.pass_obj
+def status(settings: Settings) -> None:
+    """Vault location, counts, hot-tier usage, journal and index state."""
+    report = settings.open_vault().status()
+
+    def human() -> None:
+        click.echo(f"vault:     {report.vault}")
+        kinds = ", ".join(f"{k} {v}" for k, v in report.by_type.items()) or "none"
+        click.echo(f"memories:  {report.memories} ({kinds})")
+        click.echo("lifecycle: " + (", ".join(f"{k} {v}" for k, v in report.by_lifecycle.items()) or "-"))
+        click.echo("tiers:     " + (", ".join(f"{k} {v}" for k, v in report.by_tier.items()) or "-"))
+        share = report.hot_chars / report.hot_budget * 100 if report.hot_budget else 0
+        click.echo(f"hot tier:  {report.hot_chars} / {report.hot_budget} characters ({share:.0f}%)")
+        click.echo(f"trash:     {report.trash}")
+        click.echo(f"journal:   {report.journal_events} events")
+        click.echo(f"index:     {report.index}")
+        click.echo(f"model:     {report.embedding_model}")
+        click.echo(f"invalid:   {len(report.invalid)} files")
+        for line in report.invalid + report.journal_warnings:
+            click.echo(f"  {line}")
+
+    emit(settings, asdict(report), human)
+
+
+@cli.group()
+def trash() -> None:
+    """List, restore or empty the trash."""
+
+
+@trash.command("list")
+@common
+@click.pass_obj
+def trash_list(settings: Settings) -> None:
+    """Trashed memories with their expiry dates."""
+    entries = settings.open_vault().trash_list()
+
+    def human() -> None:
+        for entry in entries:
+            data = entry_json(entry)
+            click.echo(f"{entry.memory.id}  expires {data['expires_at'] or '-'}  {entry.memory.title}")
+        click.echo(f"{len(entries)} in the trash", err=True)
+
+    emit(settings, {"trash": [entry_json(e) for e in entries]}, human)
+
+
+@trash.command("restore")
+@click.argument("memory_id", metavar="ID")
+@common
+@click.pass_obj
+def trash_restore(settings: Settings, memory_id: str) -> None:
+    """Bring ID back from the trash to where it was."""
+    result = settings.open_vault().restore(memory_id)
+    emit(settings, {"action": result.action, "id": result.id, "path": result.path},
+         lambda: click.echo(f"restored {result.id} to {result.path}"))
+
+
+@trash.command("empty")
+@click.option("--expired", is_flag=True, help="Only delete items whose expiry date has passed.")
+@common
+@click.pass_obj
+def trash_empty(settings: Settings, expired: bool) -> None:
+    """Delete trashed memories for good."""
+    purged = settings.open_vault().trash_empty(expired_only=expired)
+    emit(settings, {"purged": purged}, lambda: click.echo(f"deleted {len(purged)} trashed memories"))
+
+
+@cli.group()
+def journal() -> None:
+    """Inspect and replay the experience journal."""
+
+
+@journal.command("replay")
+@click.option("--apply", "apply_", is_flag=True, help="Rewrite files whose lifecycle or counters disagree.")
+@common
+@click.pass_obj
+def journal_replay(settings: Settings, apply_: bool) -> None:
+    """Rebuild lifecycle and counters from the journal; show (or --apply) the differences."""
+    vault = settings.open_vault()
+    diffs = vault.replay_apply() if apply_ else vault.replay_diff()
+    data = {"applied": apply_, "differences": [asdict(d) for d in diffs], "warnings": vault.journal.warnings}
+
+    def human() -> None:
+        for d in diffs:
+            click.echo(f"{d.path}: {d.key}: file {d.file_value!r}, journal {d.journal_value!r}")
+        verb = "fixed" if apply_ else "found"
+        click.echo(f"{verb} {len(diffs)} differences" + ("" if apply_ or not diffs else " (use --apply to fix)"))
+
+    emit(settings, data, human)
+    for warning in vault.journal.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if diffs and not apply_:
+        sys.exit(1)

@@ -1,0 +1,215 @@
+"""Commands on memories: add, import, show, list, correct, forget, rollback."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..memory import AUTHORITIES, CLASSES, LIFECYCLES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
+from . import cli
+from .options import Settings, common, emit
+from .render import entry_json, entry_line, memory_view
+
+
+def _choice(values: tuple[str, ...]) -> click.Choice:
+    return click.Choice(values, case_sensitive=True)
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--title", help="Title (default: the first line of TEXT).")
+@click.option("--type", "type_", type=_choice(TYPES), default="fact", show_default=True)
+@click.option("--class", "klass", type=_choice(CLASSES), help="What kind of knowledge this is.")
+@click.option("--scope", type=_choice(SCOPES), help="global or project (default: project when --project is given).")
+@click.option("--project", help="Project key, e.g. github.com/acme/api.")
+@click.option("--path", "paths", multiple=True, help="Path glob where it applies (repeatable).")
+@click.option("--task", "tasks", multiple=True, help="Task kind where it applies (repeatable).")
+@click.option("--operation", "operations", multiple=True, help="Operation where it applies (repeatable).")
+@click.option("--phase", "phases", multiple=True, help="Phase where it applies (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--trust", type=_choice(TRUSTS), default="learned", show_default=True)
+@click.option("--authority", type=_choice(AUTHORITIES), default="explicit", show_default=True)
+@click.option("--recall", type=_choice(RECALLS), help="passive (always in context), active or both.")
+@click.option("--tier", type=_choice(TIERS), help="hot (resident) or cold (searchable).")
+@click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option("--source", default="user", show_default=True, help="user | conversation:S | document:URI | tool:NAME")
+@click.option("--summary", help="One-line summary (default: the first sentence).")
+@click.option("--trigger", help="When this memory should come to mind.")
+@click.option("--force", is_flag=True, help="Keep text that looks like a one-off instruction.")
+@click.option("--allow-forgotten", is_flag=True, help="Re-learn text that was permanently forgotten.")
+@common
+@click.pass_obj
+def add(settings: Settings, text: str, title: str | None, type_: str, klass: str | None, scope: str | None,
+        project: str | None, paths: tuple[str, ...], tasks: tuple[str, ...], operations: tuple[str, ...],
+        phases: tuple[str, ...], tags: tuple[str, ...], trust: str, authority: str, recall: str | None,
+        tier: str | None, importance: float, source: str, summary: str | None, trigger: str | None,
+        force: bool, allow_forgotten: bool) -> None:
+    """Remember TEXT; prints the new id.
+
+    Memories added by a person are explicit and start proven. The same text
+    added twice adds evidence to the existing memory instead of a duplicate.
+
+    \b
+    Example:
+        memvault add "Use pytest fixtures, not setUp" --project github.com/acme/api --path 'tests/**'
+    """
+    from ..errors import InvalidInput
+    from ..vault import NewMemory
+
+    if text == "-":
+        text = sys.stdin.read()
+    if scope == "project" and not project:
+        raise InvalidInput("--scope project needs --project KEY")
+    request = NewMemory(
+        text=text, title=title, type=type_, klass=klass, scope=scope, project=project, paths=paths,
+        tasks=tasks, operations=operations, phases=phases, tags=tags, trust=trust, authority=authority,
+        recall=recall, tier=tier, importance=importance, source=source, summary=summary, trigger=trigger,
+    )
+    result = settings.open_vault().add(request, allow_one_off=force, allow_forgotten=allow_forgotten)
+
+    def human() -> None:
+        click.echo(result.id)
+        if result.notice:
+            click.echo(result.notice, err=True)
+
+    emit(settings, {"id": result.id, "path": result.path, "created": result.created, "notice": result.notice}, human)
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@common
+@click.pass_obj
+def import_(settings: Settings, file: str) -> None:
+    """Bulk add from JSONL: one memory per line (frontmatter keys plus "body").
+
+    Valid lines are imported; each bad line is reported as FILE:LINE and the
+    exit code is 1 when any line failed.
+    """
+    from ..errors import InvalidInput
+
+    vault = settings.open_vault()
+    if file == "-":
+        result = vault.import_jsonl(sys.stdin.read().splitlines(), "<stdin>")
+    else:
+        try:
+            with open(file, encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+        except UnicodeDecodeError:
+            raise InvalidInput("file is not valid UTF-8", path=file) from None
+        except OSError as exc:
+            raise InvalidInput(f"cannot read file: {exc.strerror}", path=file) from None
+        result = vault.import_jsonl(lines, file)
+    data = {
+        "imported": result.added,
+        "merged": result.merged,
+        "errors": [e.one_line() for e in result.errors],
+    }
+
+    def human() -> None:
+        click.echo(f"imported {len(result.added)} memories, {len(result.merged)} merged as evidence, "
+                   f"{len(result.errors)} lines failed")
+
+    emit(settings, data, human)
+    for error in result.errors:
+        click.echo(f"error: {error.one_line()}", err=True)
+    if result.errors:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--depth", type=click.IntRange(0, 2), default=1, show_default=True,
+              help="0: summary and trigger; 1: + metadata and links; 2: + the full body.")
+@common
+@click.pass_obj
+def show(settings: Settings, memory_id: str, depth: int) -> None:
+    """Show one memory by id, reading only as deep as needed."""
+    vault = settings.open_vault()
+    scan = vault.scan()
+    entry = vault.entry(memory_id, scan)
+    links = vault.resolve_links(entry.memory, scan)
+    view = memory_view(entry, depth, links)
+    emit(settings, view, lambda: click.echo(view["text"].rstrip("\n")))
+
+
+@cli.command("list")
+@click.option("--type", "type_", type=_choice(TYPES))
+@click.option("--scope", type=_choice(SCOPES))
+@click.option("--project")
+@click.option("--lifecycle", type=_choice(LIFECYCLES))
+@click.option("--tier", type=_choice(TIERS))
+@click.option("--trust", type=_choice(TRUSTS))
+@click.option("--trash", "include_trash", is_flag=True, help="Include trashed memories.")
+@common
+@click.pass_obj
+def list_(settings: Settings, type_: str | None, scope: str | None, project: str | None,
+          lifecycle: str | None, tier: str | None, trust: str | None, include_trash: bool) -> None:
+    """List memories, filtered by any of the options."""
+    entries, problems = settings.open_vault().list(
+        type=type_, scope=scope, project=project, lifecycle=lifecycle, tier=tier, trust=trust,
+        include_trash=include_trash,
+    )
+    data: dict[str, Any] = {
+        "memories": [entry_json(e) for e in entries],
+        "invalid": [p.one_line() for p in problems],
+    }
+
+    def human() -> None:
+        for entry in entries:
+            click.echo(entry_line(entry))
+        click.echo(f"{len(entries)} memories", err=True)
+
+    emit(settings, data, human)
+    for problem in problems:
+        click.echo(f"warning: {problem.one_line()}", err=True)
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@click.argument("text")
+@click.option("--title", help="New title (default: keep the old one).")
+@common
+@click.pass_obj
+def correct(settings: Settings, memory_id: str, text: str, title: str | None) -> None:
+    """Correct a memory: a new version replaces it; the old one is kept as superseded."""
+    if text == "-":
+        text = sys.stdin.read()
+    result = settings.open_vault().correct(memory_id, text, title)
+    emit(settings, _change_json(result), lambda: click.echo(f"{result.id} supersedes {result.related}"))
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--permanent", is_flag=True,
+              help="Delete the file and scrub its text from the journal; the text is never re-learned.")
+@common
+@click.pass_obj
+def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
+    """Forget a memory: move it to the trash (reversible), or purge it with --permanent."""
+    result = settings.open_vault().forget(memory_id, permanent=permanent)
+    message = f"purged {memory_id}" if permanent else f"moved {memory_id} to {result.path} (undo: memvault rollback {memory_id})"
+    emit(settings, _change_json(result), lambda: click.echo(message))
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@common
+@click.pass_obj
+def rollback(settings: Settings, memory_id: str) -> None:
+    """Undo the last correct or forget of ID."""
+    result = settings.open_vault().rollback(memory_id)
+
+    def human() -> None:
+        if result.action == "restored":
+            click.echo(f"restored {result.id} to {result.path}")
+        else:
+            click.echo(f"{result.id} is current again; {result.related} moved to the trash")
+
+    emit(settings, _change_json(result), human)
+
+
+def _change_json(result: Any) -> dict[str, Any]:
+    return {"action": result.action, "id": result.id, "path": result.path, "related": result.related,
+            "event": result.event}

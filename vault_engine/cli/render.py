@@ -1,0 +1,105 @@
+"""How memories look on the terminal and in --json output."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..memory import Memory
+from ..store import Entry
+from ..yamlfmt import format_datetime
+
+
+def _stamp(value: datetime | None) -> str | None:
+    return format_datetime(value) if value is not None else None
+
+
+def entry_json(entry: Entry) -> dict[str, Any]:
+    m = entry.memory
+    return {
+        "id": m.id,
+        "title": m.title,
+        "type": m.type,
+        "scope": m.scope,
+        "project": m.project,
+        "trust": m.trust,
+        "authority": m.authority,
+        "lifecycle": m.lifecycle,
+        "recall": m.recall,
+        "tier": m.tier,
+        "importance": m.importance,
+        "summary": m.summary,
+        "tags": list(m.tags),
+        "path": entry.path,
+        "trashed": entry.in_trash,
+        "expires_at": _stamp(m.expires_at),
+        "updated": _stamp(m.updated),
+    }
+
+
+def entry_line(entry: Entry) -> str:
+    m = entry.memory
+    where = m.project if m.scope == "project" else "global"
+    return f"{m.id}  {m.type:<20} {m.lifecycle:<10} {m.tier:<4} {where:<24} {m.title}"
+
+
+def _metadata(m: Memory) -> list[str]:
+    lines = [
+        f"type: {m.type}" + (f" ({m.klass})" if m.klass else ""),
+        f"scope: {m.scope}" + (f" {m.project}" if m.project else ""),
+        f"authority: {m.authority}  trust: {m.trust}  lifecycle: {m.lifecycle}  recall: {m.recall}  tier: {m.tier}",
+        f"importance: {m.importance:g}  proof_count: {m.proof_count}",
+    ]
+    for key in ("paths", "tasks", "operations", "phases", "tags"):
+        values = getattr(m, key)
+        if values:
+            lines.append(f"{key}: {', '.join(values)}")
+    applied = {k: v for k, v in m.applied.items() if v}
+    if applied:
+        lines.append("applied: " + ", ".join(f"{k} {v}" for k, v in applied.items()))
+    if m.supersedes:
+        lines.append(f"supersedes: {m.supersedes}")
+    if m.superseded_by:
+        lines.append(f"superseded by: {m.superseded_by}")
+    if m.source:
+        lines.append(f"source: {m.source}")
+    data = m.to_json()
+    for key in ("created", "updated", "trashed_at", "expires_at"):
+        if data[key]:
+            lines.append(f"{key}: {data[key]}")
+    return lines
+
+
+def memory_view(entry: Entry, depth: int, links: list[dict[str, str | None]]) -> dict[str, Any]:
+    """The progressive view of a memory at ``depth`` 0, 1 or 2 (text plus JSON fields)."""
+    m = entry.memory
+    parts = [f"# {m.title}", f"id: {m.id}"]
+    if entry.in_trash:
+        parts.append(f"(in the trash; restore with: memvault trash restore {m.id})")
+    if m.lifecycle == "superseded":
+        parts.append(f"(superseded by {m.superseded_by or 'a newer version'})")
+    parts.append(f"summary: {m.summary or '(none)'}")
+    if m.trigger:
+        parts.append(f"trigger: {m.trigger}")
+    view: dict[str, Any] = {
+        "id": m.id,
+        "title": m.title,
+        "depth": depth,
+        "summary": m.summary,
+        "trigger": m.trigger,
+        "path": entry.path,
+        "trashed": entry.in_trash,
+    }
+    if depth >= 1:
+        parts += _metadata(m)
+        if links:
+            parts.append("links: " + ", ".join(f"{link['link']} -> {link['id'] or '(not found)'}" for link in links))
+        view["metadata"] = {k: v for k, v in m.to_json().items() if k not in ("id", "title", "summary", "trigger")}
+        view["links"] = links
+    if depth >= 2:
+        parts += ["", m.body.rstrip("\n")]
+        view["body"] = m.body
+    elif depth < 2 and m.body.strip():
+        parts.append(f"(body: {len(m.body)} characters; read it with --depth 2)")
+    view["text"] = "\n".join(parts) + "\n"
+    return view

@@ -1,0 +1,193 @@
+"""Vault configuration, read in one place.
+
+``load(root)`` merges the built-in defaults, the vault's ``memvault.toml`` and
+``MEMVAULT_<SECTION>_<KEY>`` environment variables (in that order) into one
+frozen :class:`VaultConfig` that callers pass down explicitly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+CONFIG_FILE = "memvault.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class VaultSettings:
+    lock_timeout: float = 5.0
+    trash_days: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class TierSettings:
+    hot_budget_chars: int = 5000
+    soft_ratio: float = 0.6
+    hard_ratio: float = 0.8
+    target_ratio: float = 0.4
+    state_retire_days: int = 7
+    protect_importance: float = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    budget_chars: int = 6000
+    profile_budget_chars: int = 2000
+    abstract_steps: tuple[int, ...] = (320, 160, 80, 32, 0)
+    max_resident_policies: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    rrf_k: int = 60
+    weight_fts: float = 1.0
+    weight_vector: float = 1.5
+    alpha_recency: float = 0.2
+    alpha_event_time: float = 0.2
+    alpha_proof: float = 0.1
+    alpha_trust: float = 0.1
+    alpha_usefulness: float = 0.1
+    include_external: bool = False
+    limit: int = 10
+    max_context_chars: int = 4000
+    min_score: float = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationSettings:
+    merge_similarity: float = 0.75
+    review_similarity: float = 0.40
+    crosslink_similarity: float = 0.60
+    text_similarity: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSettings:
+    max_cold: int = 1000
+    target_cold: int = 500
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSettings:
+    model: str = "local/all-MiniLM-L6-v2-int8"
+    batch_size: int = 16
+    threads: int = 2
+    max_tokens: int = 256
+
+
+@dataclass(frozen=True, slots=True)
+class LlmSettings:
+    provider: str = "auto"
+    fast_model: str = "claude-haiku-4-5"
+    strong_model: str = "claude-sonnet-4-6"
+    timeout: float = 30.0
+    max_retries: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class IngestSettings:
+    min_turns: int = 3
+    max_buffer: int = 10
+    load_threshold: float = 0.7
+    chunk_size: int = 2000
+    overlap: int = 200
+    tool_output_min_chars: int = 1500
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    port: int = 7788
+
+
+@dataclass(frozen=True, slots=True)
+class VaultConfig:
+    """Every setting of a vault; immutable once loaded."""
+
+    vault: VaultSettings = field(default_factory=VaultSettings)
+    tiers: TierSettings = field(default_factory=TierSettings)
+    context: ContextSettings = field(default_factory=ContextSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    llm: LlmSettings = field(default_factory=LlmSettings)
+    ingest: IngestSettings = field(default_factory=IngestSettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
+
+
+def _coerce(value: Any, current: Any, where: str, path: Path | None) -> Any:
+    """Convert ``value`` to the type of the default ``current``."""
+    try:
+        if isinstance(current, bool):
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in {"true", "1", "yes", "false", "0", "no"}:
+                return value.lower() in {"true", "1", "yes"}
+            raise ValueError
+        if isinstance(current, int):
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError
+            return int(value)
+        if isinstance(current, float):
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        if isinstance(current, tuple):
+            items = value.split(",") if isinstance(value, str) else list(value)
+            return tuple(int(x) for x in items)
+        if isinstance(current, str):
+            if not isinstance(value, str):
+                raise ValueError
+            return value
+    except (TypeError, ValueError):
+        pass
+    kind = type(current).__name__ if not isinstance(current, tuple) else "list of integers"
+    raise ConfigError(f"setting {where} must be a {kind}, got {value!r}", path=path)
+
+
+def _apply(section: Any, values: Mapping[str, Any], prefix: str, path: Path | None) -> Any:
+    names = {f.name for f in dataclasses.fields(section)}
+    changes = {}
+    for key, value in values.items():
+        if key not in names:
+            raise ConfigError(f"unknown setting {prefix}.{key}", path=path)
+        changes[key] = _coerce(value, getattr(section, key), f"{prefix}.{key}", path)
+    return dataclasses.replace(section, **changes)
+
+
+def load(root: Path | None, environ: Mapping[str, str] | None = None) -> VaultConfig:
+    """Load the configuration of the vault at ``root`` (defaults when None).
+
+    Raises:
+        ConfigError: the file is not valid TOML, or names an unknown or mistyped setting.
+    """
+    env = os.environ if environ is None else environ
+    config = VaultConfig()
+    file_values: dict[str, Any] = {}
+    path = root / CONFIG_FILE if root is not None else None
+    if path is not None and path.is_file():
+        try:
+            file_values = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"invalid TOML: {exc}", path=path) from None
+    sections = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+    for name, values in file_values.items():
+        if name not in sections or not isinstance(values, dict):
+            raise ConfigError(f"unknown section [{name}]", path=path)
+        sections[name] = _apply(sections[name], values, name, path)
+    for name, section in sections.items():
+        overrides: dict[str, Any] = {}
+        for f in dataclasses.fields(section):
+            var = f"MEMVAULT_{name}_{f.name}".upper()
+            if var in env:
+                overrides[f.name] = env[var]
+        if overrides:
+            sections[name] = _apply(section, overrides, name, None)
+    return VaultConfig(**sections)

@@ -1,0 +1,107 @@
+"""The one exception tree of memvault.
+
+Every domain failure raised by ``vault_engine`` is a :class:`VaultError`;
+the CLI turns any of them into one stderr line and a non-zero exit code.
+
+* VaultError
+  + VaultNotFound          no vault at the given or discovered location
+  + ConfigError            memvault.toml or a MEMVAULT_* variable is invalid
+  + MemoryFileError        a memory file cannot be used (carries path and line)
+    - FrontmatterError     the YAML header is malformed or not a mapping
+    - ValidationError      a key is missing, has the wrong type or an unknown enum value
+    - EncodingError        the file is not UTF-8
+  + MemoryNotFound         no memory with that id
+  + InvalidInput           a command argument or an import line is unusable
+  + PathEscapeError        a path would leave the vault
+  + VaultBusy              another process holds the writer lock for too long
+  + ForgottenContent       the text was permanently forgotten and may not be re-learned
+  + NothingToUndo          rollback found no correct/forget to undo
+  + JournalError           the journal cannot be read or written
+
+Example::
+
+    try:
+        vault.show(memory_id)
+    except MemoryNotFound:
+        ...
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class VaultError(Exception):
+    """Base class of every memvault error."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, path: Path | str | None = None, line: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+
+    def one_line(self) -> str:
+        """The error as one line: ``<file>:<line>: <what is wrong>``."""
+        where = ""
+        if self.path is not None:
+            where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
+        return (where + self.message).replace("\n", " ")
+
+    def __str__(self) -> str:
+        return self.one_line()
+
+
+class VaultNotFound(VaultError):
+    """No vault exists where one was asked for."""
+
+
+class ConfigError(VaultError):
+    """The vault configuration is invalid."""
+
+
+class MemoryFileError(VaultError):
+    """A memory file cannot be used."""
+
+
+class FrontmatterError(MemoryFileError):
+    """The YAML frontmatter is malformed."""
+
+
+class ValidationError(MemoryFileError):
+    """A frontmatter key is missing or has an invalid value."""
+
+
+class EncodingError(MemoryFileError):
+    """The file is not valid UTF-8."""
+
+
+class MemoryNotFound(VaultError):
+    """No memory has the requested id."""
+
+
+class InvalidInput(VaultError):
+    """An argument or input record is unusable."""
+
+
+class PathEscapeError(VaultError):
+    """A path would escape the vault root."""
+
+
+class VaultBusy(VaultError):
+    """Another writer holds the vault lock."""
+
+    exit_code = 75  # EX_TEMPFAIL: retrying later may succeed
+
+
+class ForgottenContent(VaultError):
+    """The text was permanently forgotten and is blocked from re-learning."""
+
+
+class NothingToUndo(VaultError):
+    """There is no correction or forget to roll back."""
+
+
+class JournalError(VaultError):
+    """The experience journal cannot be read or written."""

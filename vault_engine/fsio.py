@@ -1,0 +1,199 @@
+"""Atomic file writes and the vault writer lock.
+
+Every file memvault writes goes through :func:`write_atomic` (or
+:func:`write_many_atomic` for bulk writes): the content goes to a uniquely
+named temp file in the target's folder, is flushed to disk, then replaces the
+target with ``os.replace``.  A crash at any point leaves either the old file
+or the new one, never a torn one; a stray temp file is all that can remain,
+and its name (``.<name>.<random>.tmp``) keeps it out of every scan.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from .errors import VaultBusy, VaultError
+
+TEMP_SUFFIX = ".tmp"
+
+
+def temp_path_for(target: Path) -> Path:
+    """A unique temp file name beside ``target`` (hidden, so scans skip it)."""
+    return target.with_name(f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_temp(target: Path, data: bytes, fsync: bool) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = temp_path_for(target)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if fsync:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+    os.close(fd)
+    return temp
+
+
+def _io_error(exc: OSError, path: Path) -> VaultError:
+    reason = "disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
+    return VaultError(f"cannot write file: {reason}", path=path)
+
+
+def write_atomic(target: Path, data: bytes | str) -> None:
+    """Replace ``target`` with ``data`` atomically and durably."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        temp = _write_temp(target, payload, fsync=True)
+        try:
+            os.replace(temp, target)
+        except OSError:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise
+    except OSError as exc:
+        raise _io_error(exc, target) from None
+    _fsync_dir(target.parent)
+
+
+def write_many_atomic(items: Sequence[tuple[Path, bytes | str]]) -> None:
+    """Write many files, each atomically, with one flush to disk for all of them.
+
+    All temp files are written first, flushed together, then renamed into
+    place, so the cost of durability is paid once, not once per file.
+    """
+    temps: list[tuple[Path, Path]] = []
+    current = Path("?")  # the file being written when something fails
+    try:
+        for target, data in items:
+            current = target
+            payload = data.encode("utf-8") if isinstance(data, str) else data
+            temps.append((_write_temp(target, payload, fsync=False), target))
+        os.sync()
+        for temp, target in temps:
+            current = target
+            os.replace(temp, target)
+    except OSError as exc:
+        for temp, _ in temps:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+        raise _io_error(exc, current) from None
+    for folder in {target.parent for _, target in temps}:
+        _fsync_dir(folder)
+
+
+def append_line(target: Path, line: str) -> None:
+    """Append text to ``target`` durably; a torn last line is closed first."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            prefix = b""
+            if size:
+                last = os.pread(fd, 1, size - 1)
+                if last != b"\n":
+                    prefix = b"\n"
+            payload = prefix + line.encode("utf-8")
+            os.write(fd, payload)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _io_error(exc, target) from None
+
+
+def remove(target: Path) -> None:
+    """Delete a file (missing is fine) and make the removal durable."""
+    with contextlib.suppress(FileNotFoundError):
+        target.unlink()
+    _fsync_dir(target.parent)
+
+
+class WriterLock:
+    """The vault-wide writer lock (``flock`` on ``.memvault/lock``).
+
+    Re-entrant within one thread; another thread or process waits up to
+    ``timeout`` seconds, then gets :class:`VaultBusy`.  Readers never take it.
+    """
+
+    def __init__(self, path: Path, timeout: float):
+        self.path = path
+        self.timeout = timeout
+        self._fd: int | None = None
+        self._depth = 0
+        self._thread_lock = threading.RLock()  # flock alone does not exclude threads sharing this object
+
+    def _busy(self) -> VaultBusy:
+        return VaultBusy(
+            f"vault is busy: another memvault process is writing "
+            f"(waited {self.timeout:g}s for {self.path}); try again"
+        )
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        if not self._thread_lock.acquire(timeout=max(self.timeout, 0)):
+            raise self._busy()
+        try:
+            with self._hold_file():
+                yield
+        finally:
+            self._thread_lock.release()
+
+    @contextlib.contextmanager
+    def _hold_file(self) -> Iterator[None]:
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.005
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise self._busy() from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd, self._depth = fd, 1
+        try:
+            yield
+        finally:
+            self._depth = 0
+            self._fd = None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)

@@ -1,0 +1,60 @@
+"""Identifiers: lowercase ULIDs with a kind prefix (``m-`` memories, ``e-`` events).
+
+A ULID is 48 bits of milliseconds and 80 random bits in Crockford base32, so
+ids sort by creation time and never collide in practice.  Within one process
+ids are strictly increasing even inside the same millisecond.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+_lock = threading.Lock()
+_last: tuple[int, int] = (0, 0)
+
+MEMORY_PREFIX = "m-"
+EVENT_PREFIX = "e-"
+
+# Ids written by people may be any lowercase word-ish token; they never become paths.
+ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+
+
+def _encode(value: int, length: int) -> str:
+    chars = []
+    for _ in range(length):
+        chars.append(_ALPHABET[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def ulid() -> str:
+    """A new lowercase ULID (26 characters), monotonic within this process."""
+    global _last
+    with _lock:
+        ms = time.time_ns() // 1_000_000
+        last_ms, last_rand = _last
+        if ms <= last_ms:
+            ms, rand = last_ms, last_rand + 1
+        else:
+            rand = int.from_bytes(os.urandom(10), "big")
+        _last = (ms, rand)
+    return _encode(ms, 10) + _encode(rand & ((1 << 80) - 1), 16)
+
+
+def new_memory_id() -> str:
+    """A fresh memory id (``m-`` + ULID)."""
+    return MEMORY_PREFIX + ulid()
+
+
+def new_event_id() -> str:
+    """A fresh journal event id (``e-`` + ULID)."""
+    return EVENT_PREFIX + ulid()
+
+
+def is_valid_id(value: str) -> bool:
+    """Whether ``value`` is usable as a memory id (safe, lowercase, no path parts)."""
+    return bool(ID_PATTERN.match(value)) and ".." not in value

@@ -1,0 +1,268 @@
+"""The experience journal: append-only JSONL events, one file per month.
+
+Each line is one event ``{"id", "kind", "memory", "payload", "ts"}`` with a
+stable event id.  Appending an id that is already present is a no-op, so a
+retried operation never counts twice.  A torn line (a crash mid-append) is
+skipped with a warning and never stops a reader; the next append starts on a
+fresh line.  :func:`replay` rebuilds each memory's lifecycle and counters
+from the events alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import fsio
+from .errors import JournalError
+from .ids import new_event_id
+from .memory import OUTCOMES
+from .yamlfmt import format_datetime
+
+log = logging.getLogger(__name__)
+
+# Payload keys that may hold memory text; a permanent forget replaces them by a hash.
+TEXT_FIELDS = frozenset({"title", "summary", "trigger", "text", "quote", "body", "old_title"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One journal event."""
+
+    kind: str
+    memory: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    id: str = field(default_factory=new_event_id)
+    ts: str = field(default_factory=lambda: format_datetime(datetime.now(UTC)))
+
+    def to_line(self) -> str:
+        record = {"id": self.id, "kind": self.kind, "memory": self.memory, "payload": self.payload, "ts": self.ts}
+        return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+
+    @property
+    def month(self) -> str:
+        return self.ts[:7]
+
+
+def _event_from(record: Any) -> Event | None:
+    if not isinstance(record, dict):
+        return None
+    try:
+        kind, memory, event_id, ts = record["kind"], record["memory"], record["id"], record["ts"]
+        payload = record.get("payload") or {}
+    except KeyError:
+        return None
+    if not all(isinstance(v, str) for v in (kind, memory, event_id, ts)) or not isinstance(payload, dict):
+        return None
+    return Event(kind=kind, memory=memory, payload=payload, id=event_id, ts=ts)
+
+
+class Journal:
+    """The journal folder of one vault."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.warnings: list[str] = []
+        self._ids: set[str] | None = None
+        self._signature: tuple[tuple[str, int], ...] = ()
+
+    def files(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p for p in self.folder.glob("*.jsonl") if not p.name.startswith("."))
+
+    def events(self) -> Iterator[Event]:
+        """Every readable event in order; torn or invalid lines become warnings."""
+        self.warnings = []
+        for path in self.files():
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise JournalError(f"cannot read journal: {exc.strerror}", path=path) from None
+            lines = data.split(b"\n")
+            for number, raw in enumerate(lines, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    event = _event_from(json.loads(raw))
+                except (ValueError, UnicodeDecodeError):
+                    event = None
+                if event is None:
+                    where = "torn last line" if number >= len(lines) - 1 else "invalid line"
+                    message = f"{path.parent.name}/{path.name}:{number}: {where} skipped"
+                    self.warnings.append(message)
+                    log.warning("%s", message)
+                    continue
+                yield event
+
+    def _current_signature(self) -> tuple[tuple[str, int], ...]:
+        out = []
+        for path in self.files():
+            try:
+                out.append((path.name, path.stat().st_size))
+            except OSError:
+                continue
+        return tuple(out)
+
+    def known_ids(self) -> set[str]:
+        """Ids of every event on disk (cached until a journal file changes)."""
+        signature = self._current_signature()
+        if self._ids is None or signature != self._signature:
+            ids: set[str] = set()
+            for path in self.files():
+                for raw in path.read_bytes().split(b"\n"):
+                    # Lines are written with sorted keys, so the id comes first.
+                    if raw.startswith(b'{"id":"'):
+                        end = raw.find(b'"', 7)
+                        if end > 7:
+                            ids.add(raw[7:end].decode("utf-8", "replace"))
+            self._ids, self._signature = ids, signature
+        return self._ids
+
+    def append(self, events: Iterable[Event]) -> list[Event]:
+        """Append events whose ids are new; returns the ones written."""
+        known = self.known_ids()
+        fresh: list[Event] = []
+        for event in events:
+            if event.id in known:
+                continue
+            known.add(event.id)
+            fresh.append(event)
+        by_month: dict[str, list[str]] = {}
+        for event in fresh:
+            by_month.setdefault(event.month, []).append(event.to_line())
+        for month, lines in sorted(by_month.items()):
+            fsio.append_line(self.folder / f"{month}.jsonl", "".join(lines))
+        self._signature = self._current_signature()
+        return fresh
+
+    def scrub(self, memory_ids: set[str]) -> int:
+        """Replace every text payload of events about ``memory_ids`` by its hash.
+
+        Returns the number of events scrubbed.  Files are rewritten atomically.
+        """
+        scrubbed = 0
+        for path in self.files():
+            lines = path.read_bytes().decode("utf-8", "replace").splitlines(keepends=True)
+            changed = False
+            out = []
+            for line in lines:
+                try:
+                    event = _event_from(json.loads(line))
+                except ValueError:
+                    event = None
+                touches = event is not None and (
+                    event.memory in memory_ids
+                    or any(isinstance(v, str) and v in memory_ids for v in event.payload.values())
+                )
+                if event is None or not touches or not (TEXT_FIELDS & event.payload.keys()):
+                    out.append(line)
+                    continue
+                payload = {
+                    k: (hash_text(v) if k in TEXT_FIELDS and isinstance(v, str) else v)
+                    for k, v in event.payload.items()
+                }
+                payload["scrubbed"] = True
+                out.append(Event(event.kind, event.memory, payload, event.id, event.ts).to_line())
+                changed = True
+                scrubbed += 1
+            if changed:
+                fsio.write_atomic(path, "".join(out))
+        self._ids = None
+        return scrubbed
+
+
+def hash_text(text: str) -> str:
+    """The stand-in kept for scrubbed text."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------- replay
+
+
+@dataclass(slots=True)
+class MemoryState:
+    """Lifecycle and counters of one memory, as the journal tells them."""
+
+    lifecycle: str = "trial"
+    status: str = "active"  # active | trashed | purged
+    proof_count: int = 1
+    applied: dict[str, int] = field(default_factory=lambda: {k: 0 for k in OUTCOMES})
+    last_applied: str | None = None
+    superseded_by: str | None = None
+    supersedes: str | None = None
+    authority: str = "inferred"
+
+
+def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
+    """Rebuild each memory's state from events alone (pure, idempotent).
+
+    Events are applied once each, in order; a repeated event id is ignored.
+    """
+    states: dict[str, MemoryState] = {}
+    by_id: dict[str, Event] = {}
+    seen: set[str] = set()
+
+    def state(memory_id: str) -> MemoryState:
+        return states.setdefault(memory_id, MemoryState())
+
+    for event in events:
+        if event.id in seen:
+            continue
+        seen.add(event.id)
+        by_id[event.id] = event
+        p = event.payload
+        if event.kind in ("add", "import"):
+            s = state(event.memory)
+            s.lifecycle = str(p.get("lifecycle", s.lifecycle))
+            s.authority = str(p.get("authority", s.authority))
+            s.status = "active"
+        elif event.kind == "evidence":
+            state(event.memory).proof_count += 1
+        elif event.kind == "correct":
+            old, new = state(event.memory), state(str(p["new"]))
+            old.lifecycle, old.superseded_by = "superseded", str(p["new"])
+            new.lifecycle, new.authority, new.supersedes, new.status = "proven", "explicit", event.memory, "active"
+        elif event.kind == "forget":
+            state(event.memory).status = "trashed"
+        elif event.kind == "restore":
+            state(event.memory).status = "active"
+        elif event.kind in ("purge", "trash-expire"):
+            state(event.memory).status = "purged"
+        elif event.kind == "rollback":
+            undone = by_id.get(str(p.get("undoes")))
+            if undone is None:
+                continue
+            if undone.kind == "correct":
+                old, new = state(undone.memory), state(str(undone.payload["new"]))
+                old.lifecycle = str(undone.payload.get("old_lifecycle", "proven"))
+                old.superseded_by = None
+                new.status = "trashed"
+            elif undone.kind == "forget":
+                state(undone.memory).status = "active"
+        elif event.kind == "feedback":
+            s = state(event.memory)
+            outcome = str(p.get("outcome"))
+            if outcome in s.applied:
+                s.applied[outcome] += 1
+                s.last_applied = event.ts
+            if outcome == "used-successfully" and s.lifecycle == "trial":
+                s.lifecycle = "proven"
+            if outcome in ("corrected", "contributed-to-failure") and s.authority == "inferred":
+                s.lifecycle = "superseded"
+    return states
+
+
+def forgotten_digests(events: Iterable[Event]) -> dict[str, str]:
+    """Text digests blocked from re-learning, mapped to the purged memory id."""
+    return {
+        str(e.payload["text_sha256"]): e.memory
+        for e in events
+        if e.kind == "purge" and e.payload.get("permanent") and "text_sha256" in e.payload
+    }

@@ -1,0 +1,30 @@
+"""Secret redaction: API keys, tokens and private keys never reach a file."""
+
+from __future__ import annotations
+
+import re
+
+REDACTED = "[REDACTED]"
+
+_PATTERNS = [
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
+    re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
+    re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{40,}\b"),
+    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
+    re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
+    re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b"),
+]
+_ASSIGNMENT = re.compile(
+    r"(?i)\b((?:api[_-]?key|secret|password|passwd|access[_-]?token|auth[_-]?token|token)\s*[:=]\s*)"
+    r"(['\"]?)([^\s'\"]{8,})\2"
+)
+
+
+def redact(text: str) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED]``."""
+    for pattern in _PATTERNS:
+        text = pattern.sub(REDACTED, text)
+    return _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}{m.group(2)}", text)

@@ -1,0 +1,296 @@
+"""The vault on disk: discovery, scanning, path guards, atomic reads and writes.
+
+The store knows where files live and how to move them safely; it knows
+nothing about lifecycles or the journal (that is :mod:`vault_engine.vault`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import unicodedata
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import fsio
+from .config import CONFIG_FILE
+from .errors import MemoryFileError, MemoryNotFound, PathEscapeError, VaultError, VaultNotFound
+from .memory import Memory, ParsedFile, decode, parse, render
+
+STATE_DIR = ".memvault"
+TRASH_DIR = "trash"
+JOURNAL_DIR = "journal"
+SKIP_DIRS = frozenset({STATE_DIR, ".obsidian", ".git", JOURNAL_DIR, "node_modules"})
+ROOT_FILES = frozenset({"README.md", "INDEX.md"})
+MAX_FILE_BYTES = 16 * 1024 * 1024
+TEMPLATE_ENV = "MEMVAULT_TEMPLATE"
+DEFAULT_VAULT = Path("~/.memvault/vault")
+
+
+def template_dir() -> Path:
+    """The template vault shipped with memvault."""
+    override = os.environ.get(TEMPLATE_ENV)
+    candidates = [Path(override)] if override else []
+    here = Path(__file__).resolve().parent
+    candidates += [here / "_template", here.parent / "vault_template"]
+    for candidate in candidates:
+        if (candidate / CONFIG_FILE).is_file():
+            return candidate
+    raise VaultNotFound("the template vault is missing from this installation; reinstall memvault")
+
+
+def is_vault(path: Path) -> bool:
+    return (path / CONFIG_FILE).is_file()
+
+
+def discover(explicit: Path | None, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
+    """Find the vault: ``--vault``, else ``MEMVAULT_DIR``, else upward from cwd, else the default.
+
+    The default vault ``~/.memvault/vault`` is created from the template on first use.
+    """
+    env = os.environ if environ is None else environ
+    for given, origin in ((explicit, "--vault"), (Path(env["MEMVAULT_DIR"]) if env.get("MEMVAULT_DIR") else None, "MEMVAULT_DIR")):
+        if given is not None:
+            path = given.expanduser().resolve()
+            if not is_vault(path):
+                raise VaultNotFound(f"no vault at {path} (from {origin}); create one with: memvault init {path}")
+            return path
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if is_vault(folder):
+            return folder
+    default = Path(env.get("HOME", str(Path.home()))) / ".memvault" / "vault"
+    if not is_vault(default):
+        create_vault(default, git=False)
+    return default
+
+
+def create_vault(path: Path, git: bool = True) -> bool:
+    """Copy the template into ``path`` (refuses a non-empty folder that is not a vault).
+
+    Returns False when ``path`` already is a vault.
+    """
+    if is_vault(path):
+        return False
+    if path.exists() and not path.is_dir():
+        raise VaultError(f"not a folder: {path}")
+    if path.exists() and any(path.iterdir()):
+        raise VaultError(f"folder is not empty and holds no vault: {path}")
+    source = template_dir()
+    path.mkdir(parents=True, exist_ok=True)
+    # A unique staging name: two processes creating the default vault never share one.
+    staging = path.parent / f".{path.name}.init.{secrets.token_hex(6)}.tmp"
+    shutil.copytree(source, staging, ignore=shutil.ignore_patterns(STATE_DIR, "__pycache__"))
+    for item in sorted(staging.iterdir(), key=lambda p: p.name == CONFIG_FILE):
+        os.replace(item, path / item.name)
+    staging.rmdir()
+    # memvault.toml marks the vault: write it last so a crash never leaves a half vault marked done.
+    if git and shutil.which("git") and not (path / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(path)], check=False, capture_output=True)
+    return True
+
+
+# ---------------------------------------------------------------- paths
+
+
+def slugify(text: str, limit: int = 60) -> str:
+    """A readable, safe file-name stem from any text."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    if len(slug) > limit:
+        slug = slug[:limit].rsplit("-", 1)[0] or slug[:limit]
+    return slug or "memory"
+
+
+def project_folder(project: str) -> str:
+    """The folder name of a project key: safe, never a path of its own."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", project.lower()).strip("-.")
+    slug = re.sub(r"\.{2,}", ".", slug)
+    if len(slug) > 80 or not slug:
+        import hashlib
+
+        slug = (slug[:60].strip("-.") or "project") + "-" + hashlib.sha256(project.encode()).hexdigest()[:10]
+    return slug
+
+
+def inside(root: Path, relative: str | Path) -> Path:
+    """``root / relative``, refusing anything that would leave the vault.
+
+    Raises:
+        PathEscapeError: absolute paths, ``..`` parts, or symlinks leading outside.
+    """
+    rel = Path(relative)
+    if rel.is_absolute() or ".." in rel.parts or str(relative).startswith("~"):
+        raise PathEscapeError(f"path escapes the vault: {relative}")
+    target = root / rel
+    real_root = root.resolve()
+    try:
+        resolved = target.resolve()
+    except OSError:
+        raise PathEscapeError(f"path cannot be resolved: {relative}") from None
+    if not resolved.is_relative_to(real_root):
+        raise PathEscapeError(f"path escapes the vault: {relative}")
+    return target
+
+
+# ---------------------------------------------------------------- scanning
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A memory file found in the vault."""
+
+    path: str  # relative, POSIX separators
+    parsed: ParsedFile
+
+    @property
+    def memory(self) -> Memory:
+        return self.parsed.memory
+
+    @property
+    def in_trash(self) -> bool:
+        return self.path.startswith(TRASH_DIR + "/")
+
+
+@dataclass(slots=True)
+class Scan:
+    """Everything one pass over the vault found."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)  # id -> entry
+    problems: list[VaultError] = field(default_factory=list)
+
+    def active(self) -> Iterator[Entry]:
+        return (e for e in self.entries.values() if not e.in_trash)
+
+    def trashed(self) -> Iterator[Entry]:
+        return (e for e in self.entries.values() if e.in_trash)
+
+    def get(self, memory_id: str) -> Entry:
+        entry = self.entries.get(memory_id)
+        if entry is None:
+            raise MemoryNotFound(f"no memory with id {memory_id!r}")
+        return entry
+
+
+def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
+    """Yield (relative path, absolute path or None, problem or None) for every memory file."""
+    real_root = root.resolve()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            items = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for item in items:
+            name = item.name
+            if name.startswith("."):
+                continue
+            rel = os.path.relpath(item.path, root).replace(os.sep, "/")
+            if item.is_symlink():
+                try:
+                    target = Path(item.path).resolve()
+                except OSError:
+                    target = None
+                if target is None or not target.is_relative_to(real_root):
+                    if name.endswith(".md") or item.is_dir():
+                        yield rel, None, "symlink points outside the vault; not followed"
+                continue
+            if item.is_dir():
+                # Only the vault's own folders are skipped: a project folder may be called "journal".
+                if folder == root and name in SKIP_DIRS:
+                    continue
+                stack.append(Path(item.path))
+            elif name.endswith(".md") and not (folder == root and name in ROOT_FILES):
+                yield rel, Path(item.path), None
+
+
+def read_entry(root: Path, rel: str) -> Entry:
+    """Read and parse one file. Raises a :class:`MemoryFileError` subclass."""
+    path = root / rel
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise MemoryFileError(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; skipped", path=rel)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise MemoryFileError(f"cannot read file: {exc.strerror}", path=rel) from None
+    return Entry(rel, parse(decode(data, rel), rel))
+
+
+def _rank(entry: Entry) -> tuple[int, str]:
+    return (1 if entry.in_trash else 0, entry.path)
+
+
+def scan(root: Path) -> Scan:
+    """Parse every memory file; bad files become problems, duplicate ids resolve deterministically.
+
+    Of several files with one id the one outside the trash wins, then the first by path.
+    """
+    result = Scan()
+    for rel, path, problem in iter_markdown(root):
+        if problem is not None or path is None:
+            result.problems.append(MemoryFileError(problem or "unreadable", path=rel))
+            continue
+        try:
+            entry = read_entry(root, rel)
+        except MemoryFileError as exc:
+            result.problems.append(exc)
+            continue
+        memory_id = entry.memory.id
+        current = result.entries.get(memory_id)
+        if current is None:
+            result.entries[memory_id] = entry
+            continue
+        keep, drop = (current, entry) if _rank(current) <= _rank(entry) else (entry, current)
+        result.entries[memory_id] = keep
+        result.problems.append(
+            MemoryFileError(f"duplicate id {memory_id} (also in {keep.path}); this copy is ignored", path=drop.path)
+        )
+    return result
+
+
+# ---------------------------------------------------------------- writing
+
+
+def folder_for(memory: Memory) -> str:
+    """Where the engine files a memory (relative folder)."""
+    if memory.type == "core-profile":
+        return "profile"
+    base = "episodes" if memory.type in ("episode", "document") else "memories"
+    if memory.scope == "project" and memory.project:
+        return f"{base}/projects/{project_folder(memory.project)}"
+    return f"{base}/global"
+
+
+def choose_path(root: Path, folder: str, memory: Memory, taken: set[str] | None = None) -> str:
+    """A free, readable file path for ``memory`` inside ``folder``."""
+    stem = slugify(memory.title)
+    candidates = [stem, f"{stem}-{memory.id[-6:]}", f"{stem}-{memory.id.replace('.', '-')}"]
+    for candidate in candidates:
+        rel = f"{folder}/{candidate}.md"
+        if (taken is None or rel not in taken) and not (root / rel).exists():
+            inside(root, rel)
+            return rel
+    raise VaultError(f"no free file name for {memory.id} in {folder}")
+
+
+def write(root: Path, rel: str, memory: Memory, original: ParsedFile | None = None) -> bool:
+    """Write ``memory`` to ``rel`` atomically; returns False when the text is unchanged."""
+    target = inside(root, rel)
+    text = render(memory, original)
+    if original is not None and text == original.text and target.exists():
+        return False
+    fsio.write_atomic(target, text)
+    return True
+
+
+def move(root: Path, source: str, dest: str, memory: Memory, original: ParsedFile | None) -> None:
+    """Write ``memory`` to ``dest`` first, then remove ``source``: never in neither place."""
+    write(root, dest, memory, original if source == dest else None)
+    if source != dest:
+        fsio.remove(inside(root, source))

@@ -1,0 +1,669 @@
+"""The vault's core operations: add, import, show, list, correct, forget, rollback, trash, status.
+
+Every write takes the vault writer lock, writes files atomically
+(write-first-then-remove for moves) and records a journal event, so each
+change can be explained, replayed and undone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from . import config as config_mod
+from . import fsio, store
+from .config import VaultConfig
+from .errors import (
+    ForgottenContent,
+    InvalidInput,
+    NothingToUndo,
+    VaultError,
+)
+from .ids import is_valid_id, new_memory_id
+from .journal import Event, Journal, MemoryState, forgotten_digests, replay
+from .memory import (
+    ENUMS,
+    Memory,
+    ParsedFile,
+    from_fields,
+    memory_text,
+    render,
+    text_digest,
+)
+from .redact import redact
+from .store import Entry, Scan
+from .text import is_one_off, make_summary, make_title
+
+
+def now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    id: str
+    path: str
+    created: bool  # False: the same text already existed and gained evidence
+    notice: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    added: list[str]
+    merged: list[str]
+    errors: list[VaultError]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeResult:
+    """What a correct, forget, rollback or restore did."""
+
+    action: str
+    id: str
+    path: str | None
+    related: str | None = None
+    event: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayDiff:
+    id: str
+    path: str
+    key: str
+    file_value: Any
+    journal_value: Any
+
+
+@dataclass(slots=True)
+class Status:
+    vault: str
+    memories: int
+    by_type: dict[str, int]
+    by_lifecycle: dict[str, int]
+    by_tier: dict[str, int]
+    trash: int
+    invalid: list[str]
+    hot_chars: int
+    hot_budget: int
+    journal_events: int
+    journal_warnings: list[str]
+    index: str
+    embedding_model: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """What a person or agent asks to remember."""
+
+    text: str
+    title: str | None = None
+    type: str = "fact"
+    klass: str | None = None
+    scope: str | None = None
+    project: str | None = None
+    paths: Sequence[str] = ()
+    tasks: Sequence[str] = ()
+    operations: Sequence[str] = ()
+    phases: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    trust: str = "learned"
+    authority: str = "explicit"
+    recall: str | None = None
+    tier: str | None = None
+    importance: float = 0.5
+    source: str = "user"
+    summary: str | None = None
+    trigger: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def memory_chars(memory: Memory) -> int:
+    """Characters a memory costs when resident."""
+    return len(memory.title) + len(memory.summary or "") + len(memory.body.strip())
+
+
+class Vault:
+    """One open vault."""
+
+    def __init__(self, root: Path, config: VaultConfig | None = None):
+        self.root = root
+        self.config = config if config is not None else config_mod.load(root)
+        self.journal = Journal(root / store.JOURNAL_DIR)
+        self.lock = fsio.WriterLock(root / store.STATE_DIR / "lock", self.config.vault.lock_timeout)
+
+    @classmethod
+    def open(cls, explicit: Path | None = None) -> Vault:
+        """Discover and open the vault (see :func:`store.discover`)."""
+        return cls(store.discover(explicit))
+
+    # ------------------------------------------------------------ reading
+
+    def scan(self) -> Scan:
+        return store.scan(self.root)
+
+    def entry(self, memory_id: str, scan: Scan | None = None) -> Entry:
+        if not is_valid_id(memory_id) and not memory_id.startswith("note-"):
+            raise InvalidInput(f"not a memory id: {memory_id!r}")
+        return (scan or self.scan()).get(memory_id)
+
+    def list(
+        self,
+        *,
+        type: str | None = None,
+        scope: str | None = None,
+        project: str | None = None,
+        lifecycle: str | None = None,
+        tier: str | None = None,
+        trust: str | None = None,
+        include_trash: bool = False,
+    ) -> tuple[list[Entry], list[VaultError]]:
+        """Memories matching every given filter, ordered by path."""
+        for key, value in (("type", type), ("scope", scope), ("lifecycle", lifecycle), ("tier", tier), ("trust", trust)):
+            if value is not None and value not in ENUMS[key]:
+                raise InvalidInput(f"unknown {key} {value!r}; expected one of {', '.join(ENUMS[key])}")
+        result = self.scan()
+        out = []
+        for entry in result.entries.values():
+            m = entry.memory
+            if entry.in_trash and not include_trash:
+                continue
+            if (
+                (type and m.type != type)
+                or (scope and m.scope != scope)
+                or (project and m.project != project)
+                or (lifecycle and m.lifecycle != lifecycle)
+                or (tier and m.tier != tier)
+                or (trust and m.trust != trust)
+            ):
+                continue
+            out.append(entry)
+        out.sort(key=lambda e: e.path)
+        return out, result.problems
+
+    def resolve_links(self, memory: Memory, scan: Scan) -> list[dict[str, str | None]]:
+        """Each link of ``memory`` with the id it points to (None when dangling)."""
+        by_key: dict[str, str] = {}
+        for entry in scan.active():
+            stem = entry.path.rsplit("/", 1)[-1][:-3]
+            by_key.setdefault(stem.lower(), entry.memory.id)
+            by_key.setdefault(entry.memory.title.lower(), entry.memory.id)
+        out = []
+        for link in memory.links:
+            target = link.strip()
+            if target.startswith("[[") and target.endswith("]]"):
+                target = target[2:-2].split("|", 1)[0].split("#", 1)[0]
+            resolved = target if target in scan.entries else by_key.get(target.lower())
+            out.append({"link": link, "id": resolved})
+        return out
+
+    # ------------------------------------------------------------ writing helpers
+
+    def _forgotten(self) -> dict[str, str]:
+        return forgotten_digests(self.journal.events())
+
+    def _build(self, request: NewMemory, stamp: datetime) -> Memory:
+        text = redact(request.text.strip("\n")).rstrip() + "\n"
+        if not text.strip():
+            raise InvalidInput("memory text is empty")
+        scope = request.scope or ("project" if request.project else "global")
+        core = request.type == "core-profile"
+        fields: dict[str, Any] = {
+            "id": new_memory_id(),
+            "title": redact(request.title.strip()) if request.title and request.title.strip() else make_title(text),
+            "type": request.type,
+            "class": request.klass,
+            "scope": scope,
+            "project": request.project,
+            "paths": list(request.paths),
+            "tasks": list(request.tasks),
+            "operations": list(request.operations),
+            "phases": list(request.phases),
+            "authority": request.authority,
+            "trust": request.trust,
+            "lifecycle": "proven" if request.authority == "explicit" else "trial",
+            "recall": request.recall or ("passive" if core else "active"),
+            "tier": request.tier or ("hot" if core else "cold"),
+            "importance": request.importance,
+            "summary": redact(request.summary) if request.summary else make_summary(text),
+            "trigger": redact(request.trigger) if request.trigger else "",
+            "tags": list(request.tags),
+            "source": request.source,
+            "created": stamp,
+            "updated": stamp,
+            **request.extra,
+        }
+        return from_fields({k: v for k, v in fields.items() if v is not None}, text, path="<new memory>")
+
+    @staticmethod
+    def _add_event(memory: Memory, kind: str = "add") -> Event:
+        return Event(
+            kind,
+            memory.id,
+            {
+                "authority": memory.authority,
+                "lifecycle": memory.lifecycle,
+                "title": memory.title,
+                "text_sha256": text_digest(memory_text(memory)),
+                "type": memory.type,
+            },
+        )
+
+    def _fold_evidence(self, entry: Entry, source: str, stamp: datetime) -> tuple[Memory, Event]:
+        event = Event("evidence", entry.memory.id, {"source": source})
+        memory = entry.memory
+        updated = memory.replace(
+            proof_count=memory.proof_count + 1,
+            evidence=(*memory.evidence, {"event": event.id, "source": source}),
+            updated=stamp,
+        )
+        return updated, event
+
+    # ------------------------------------------------------------ add / import
+
+    def add(self, request: NewMemory, *, allow_one_off: bool = False, allow_forgotten: bool = False) -> AddResult:
+        """Remember one memory; the same text twice adds evidence instead of a duplicate.
+
+        Raises:
+            InvalidInput: empty text, a one-off instruction, or bad field values.
+            ForgottenContent: the text was permanently forgotten.
+        """
+        phrase = is_one_off(request.text)
+        if phrase and not allow_one_off:
+            raise InvalidInput(
+                f"not stored: '{phrase}' marks a one-off instruction, not a lasting memory (use --force to keep it)"
+            )
+        stamp = now()
+        memory = self._build(request, stamp)
+        digest = text_digest(memory_text(memory))
+        with self.lock.hold():
+            forgotten = self._forgotten()
+            if digest in forgotten and not allow_forgotten:
+                raise ForgottenContent(
+                    f"this text was permanently forgotten ({forgotten[digest]}) and is not re-learned"
+                )
+            scan = self.scan()
+            for entry in scan.active():
+                if text_digest(memory_text(entry.memory)) == digest and entry.memory.lifecycle != "superseded":
+                    updated, event = self._fold_evidence(entry, request.source, stamp)
+                    store.write(self.root, entry.path, updated, entry.parsed)
+                    self.journal.append([event])
+                    return AddResult(entry.memory.id, entry.path, False, "the same text was already remembered; evidence added")
+            rel = store.choose_path(self.root, store.folder_for(memory), memory)
+            store.write(self.root, rel, memory)
+            self.journal.append([self._add_event(memory)])
+        return AddResult(memory.id, rel, True)
+
+    def import_jsonl(self, lines: Iterable[str], source_name: str = "<stdin>") -> ImportResult:
+        """Bulk add: one JSON object per line (frontmatter keys plus ``body``).
+
+        Valid lines are imported even when others fail; each failure carries its line number.
+        """
+        stamp = now()
+        errors: list[VaultError] = []
+        parsed: list[tuple[int, Memory]] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                errors.append(InvalidInput(f"not valid JSON: {exc.msg}", path=source_name, line=number))
+                continue
+            if not isinstance(record, dict):
+                errors.append(InvalidInput("each line must be a JSON object", path=source_name, line=number))
+                continue
+            try:
+                parsed.append((number, self._from_record(record, stamp, source_name, number)))
+            except VaultError as exc:
+                exc.path, exc.line = source_name, number
+                errors.append(exc)
+        added: list[str] = []
+        merged: list[str] = []
+        with self.lock.hold():
+            forgotten = self._forgotten()
+            scan = self.scan()
+            used_ids = set(scan.entries) | {e.memory for e in self.journal.events()}
+            by_digest = {
+                text_digest(memory_text(e.memory)): e for e in scan.active() if e.memory.lifecycle != "superseded"
+            }
+            pending: dict[str, tuple[str, Memory, ParsedFile | None]] = {}  # id -> (path, memory, original)
+            taken: set[str] = set()
+            events: list[Event] = []
+            for number, memory in parsed:
+                digest = text_digest(memory_text(memory))
+                if digest in forgotten:
+                    errors.append(ForgottenContent(
+                        f"text was permanently forgotten ({forgotten[digest]}); not imported",
+                        path=source_name, line=number,
+                    ))
+                    continue
+                if memory.id in used_ids:
+                    errors.append(InvalidInput(
+                        f"id {memory.id} is already used in this vault; ids are never reused",
+                        path=source_name, line=number,
+                    ))
+                    continue
+                existing = by_digest.get(digest)
+                if existing is not None:
+                    current = pending.get(existing.memory.id)
+                    base = Entry(existing.path, ParsedFile(current[1], "")) if current else existing
+                    updated, event = self._fold_evidence(base, memory.source, stamp)
+                    pending[existing.memory.id] = (existing.path, updated, existing.parsed)
+                    events.append(event)
+                    merged.append(existing.memory.id)
+                    continue
+                rel = store.choose_path(self.root, store.folder_for(memory), memory, taken)
+                taken.add(rel)
+                used_ids.add(memory.id)
+                pending[memory.id] = (rel, memory, None)
+                by_digest[digest] = Entry(rel, ParsedFile(memory, ""))
+                events.append(self._add_event(memory, "import"))
+                added.append(memory.id)
+            writes = [
+                (store.inside(self.root, rel), render(memory, original))
+                for rel, memory, original in pending.values()
+            ]
+            fsio.write_many_atomic(writes)
+            self.journal.append(events)
+        return ImportResult(added, merged, errors)
+
+    def _from_record(self, record: dict[str, Any], stamp: datetime, source_name: str, number: int) -> Memory:
+        record = dict(record)
+        body = record.pop("body", "")
+        if not isinstance(body, str):
+            raise InvalidInput("key 'body' must be text")
+        body = redact(body)
+        if body and not body.endswith("\n"):
+            body += "\n"
+        record.setdefault("id", new_memory_id())
+        if "title" not in record and body.strip():
+            record["title"] = make_title(body)
+        if "summary" not in record and body.strip():
+            record["summary"] = make_summary(body)
+        if record.get("project") and "scope" not in record:
+            record["scope"] = "project"
+        record.setdefault("authority", "explicit")
+        record.setdefault("lifecycle", "proven" if record["authority"] == "explicit" else "trial")
+        if record.get("type") == "core-profile":
+            record.setdefault("tier", "hot")
+            record.setdefault("recall", "passive")
+        record.setdefault("created", stamp)
+        record.setdefault("updated", stamp)
+        for key in ("title", "summary", "trigger"):
+            if isinstance(record.get(key), str):
+                record[key] = redact(record[key])
+        memory = from_fields(record, body, path=source_name)
+        if not memory_text(memory).strip():
+            raise InvalidInput("memory has no text (body, summary or title)")
+        return memory
+
+    # ------------------------------------------------------------ correct
+
+    def correct(self, memory_id: str, text: str, title: str | None = None) -> ChangeResult:
+        """Write a new version of a memory; the old one becomes superseded (history kept)."""
+        if not text.strip():
+            raise InvalidInput("correction text is empty")
+        stamp = now()
+        with self.lock.hold():
+            scan = self.scan()
+            old = self.entry(memory_id, scan)
+            if old.in_trash:
+                raise InvalidInput(f"{memory_id} is in the trash; restore it before correcting it")
+            if old.memory.lifecycle == "superseded":
+                newer = old.memory.superseded_by or "a newer version"
+                raise InvalidInput(f"{memory_id} is superseded by {newer}; correct that one instead")
+            body = redact(text.strip("\n")).rstrip() + "\n"
+            event_id_holder = Event("correct", memory_id)
+            new = old.memory.replace(
+                id=new_memory_id(),
+                title=redact(title.strip()) if title and title.strip() else old.memory.title,
+                body=body,
+                summary=make_summary(body),
+                authority="explicit",
+                lifecycle="proven",
+                supersedes=memory_id,
+                superseded_by=None,
+                evidence=(*old.memory.evidence, {"event": event_id_holder.id, "source": "user"}),
+                proof_count=1,
+                applied={k: 0 for k in old.memory.applied},
+                last_applied=None,
+                created=stamp,
+                updated=stamp,
+                plain=False,
+            )
+            superseded = old.memory.replace(
+                lifecycle="superseded", superseded_by=new.id, tier="cold", updated=stamp, plain=False
+            )
+            event = Event(
+                "correct",
+                memory_id,
+                {
+                    "new": new.id,
+                    "old_lifecycle": old.memory.lifecycle,
+                    "old_tier": old.memory.tier,
+                    "title": new.title,
+                    "text_sha256": text_digest(body),
+                },
+                id=event_id_holder.id,
+            )
+            folder = old.path.rsplit("/", 1)[0] if "/" in old.path else store.folder_for(new)
+            rel = store.choose_path(self.root, folder, new)
+            store.write(self.root, rel, new)
+            store.write(self.root, old.path, superseded, old.parsed)
+            self.journal.append([event])
+        return ChangeResult("corrected", new.id, rel, related=memory_id, event=event.id)
+
+    # ------------------------------------------------------------ forget / trash
+
+    def _trash(self, entry: Entry, stamp: datetime, reason: str) -> str:
+        memory = entry.memory.replace(
+            trashed_at=stamp,
+            expires_at=stamp + timedelta(days=self.config.vault.trash_days),
+            trashed_from=entry.path,
+            updated=stamp,
+            plain=False,
+            extra={**entry.memory.extra, "trash_reason": reason},
+        )
+        name = entry.path.rsplit("/", 1)[-1]
+        dest = f"{store.TRASH_DIR}/{name}"
+        if (self.root / dest).exists():
+            dest = f"{store.TRASH_DIR}/{name[:-3]}-{memory.id[-6:] if memory.id.startswith('m-') else memory.id[:12]}.md"
+            if (self.root / dest).exists():
+                dest = f"{store.TRASH_DIR}/{store.slugify(memory.id, 120)}.md"
+        store.move(self.root, entry.path, dest, memory, None)
+        return dest
+
+    def _untrash(self, entry: Entry, stamp: datetime) -> str:
+        extra = {k: v for k, v in entry.memory.extra.items() if k != "trash_reason"}
+        memory = entry.memory.replace(trashed_at=None, expires_at=None, trashed_from=None, updated=stamp, extra=extra)
+        dest = entry.memory.trashed_from
+        if dest:
+            try:
+                store.inside(self.root, dest)
+            except VaultError:
+                dest = None
+        if not dest or (self.root / dest).exists() or not dest.endswith(".md"):
+            dest = store.choose_path(self.root, store.folder_for(memory), memory)
+        store.move(self.root, entry.path, dest, memory, None)
+        return dest
+
+    def forget(self, memory_id: str, *, permanent: bool = False) -> ChangeResult:
+        """Move a memory to the trash with a tombstone, or purge every trace of it."""
+        stamp = now()
+        with self.lock.hold():
+            scan = self.scan()
+            entry = self.entry(memory_id, scan)
+            if not permanent:
+                if entry.in_trash:
+                    raise InvalidInput(f"{memory_id} is already in the trash (use --permanent to purge it)")
+                event = Event("forget", memory_id, {"title": entry.memory.title})
+                dest = self._trash(entry, stamp, "forget")
+                self.journal.append([event])
+                return ChangeResult("forgotten", memory_id, dest, event=event.id)
+            digest = text_digest(memory_text(entry.memory))
+            fsio.remove(store.inside(self.root, entry.path))
+            self.journal.scrub({memory_id})
+            event = Event("purge", memory_id, {"permanent": True, "text_sha256": digest})
+            self.journal.append([event])
+        return ChangeResult("purged", memory_id, None, event=event.id)
+
+    def trash_list(self) -> list[Entry]:
+        return sorted(self.scan().trashed(), key=lambda e: e.path)
+
+    def restore(self, memory_id: str) -> ChangeResult:
+        """Bring a memory back from the trash to where it was."""
+        stamp = now()
+        with self.lock.hold():
+            entry = self.entry(memory_id)
+            if not entry.in_trash:
+                raise InvalidInput(f"{memory_id} is not in the trash")
+            dest = self._untrash(entry, stamp)
+            event = Event("restore", memory_id, {})
+            self.journal.append([event])
+        return ChangeResult("restored", memory_id, dest, event=event.id)
+
+    def trash_empty(self, *, expired_only: bool = False) -> list[str]:
+        """Delete trashed memories for good (only expired ones with ``expired_only``)."""
+        stamp = now()
+        purged = []
+        with self.lock.hold():
+            events = []
+            for entry in sorted(self.scan().trashed(), key=lambda e: e.path):
+                expires = entry.memory.expires_at
+                if expired_only and (expires is None or expires > stamp):
+                    continue
+                fsio.remove(store.inside(self.root, entry.path))
+                kind = "trash-expire" if expired_only else "purge"
+                events.append(Event(kind, entry.memory.id, {"permanent": False}))
+                purged.append(entry.memory.id)
+            self.journal.append(events)
+        return purged
+
+    # ------------------------------------------------------------ rollback
+
+    def rollback(self, memory_id: str) -> ChangeResult:
+        """Undo the last correct or forget of ``memory_id`` (either version of a correction)."""
+        stamp = now()
+        with self.lock.hold():
+            events = list(self.journal.events())
+            undone = {str(e.payload.get("undoes")) for e in events if e.kind == "rollback"}
+            purged = {e.memory for e in events if e.kind == "purge"}
+            target = None
+            for event in reversed(events):
+                if event.id in undone:
+                    continue
+                if event.kind == "forget" and event.memory == memory_id:
+                    target = event
+                    break
+                if event.kind == "correct" and memory_id in (event.memory, event.payload.get("new")):
+                    target = event
+                    break
+            if target is None:
+                if memory_id in purged:
+                    raise NothingToUndo(f"{memory_id} was permanently forgotten; it cannot be rolled back")
+                raise NothingToUndo(f"no correction or forget of {memory_id} to roll back")
+            scan = self.scan()
+            if target.kind == "forget":
+                entry = self.entry(memory_id, scan)
+                if not entry.in_trash:
+                    raise NothingToUndo(f"{memory_id} is no longer in the trash")
+                dest = self._untrash(entry, stamp)
+                result = ChangeResult("restored", memory_id, dest)
+            else:
+                old_id, new_id = target.memory, str(target.payload["new"])
+                old = self.entry(old_id, scan)
+                new = scan.entries.get(new_id)
+                if new is not None and new.memory.lifecycle == "superseded":
+                    raise NothingToUndo(f"{new_id} was corrected again; roll back {new.memory.superseded_by} first")
+                restored = old.memory.replace(
+                    lifecycle=str(target.payload.get("old_lifecycle", "proven")),
+                    superseded_by=None,
+                    tier=str(target.payload.get("old_tier", old.memory.tier)),
+                    updated=stamp,
+                )
+                store.write(self.root, old.path, restored, old.parsed)
+                if new is not None and not new.in_trash:
+                    self._trash(new, stamp, "rollback")
+                result = ChangeResult("rolled-back", old_id, old.path, related=new_id)
+            event = Event("rollback", memory_id, {"undoes": target.id, "kind": target.kind})
+            self.journal.append([event])
+        return ChangeResult(result.action, result.id, result.path, result.related, event.id)
+
+    # ------------------------------------------------------------ journal replay
+
+    def replay_diff(self) -> list[ReplayDiff]:
+        """Where the files' lifecycle and counters differ from what the journal tells."""
+        states = replay(self.journal.events())
+        diffs = []
+        for entry in self.scan().entries.values():
+            state = states.get(entry.memory.id)
+            if state is None or entry.memory.plain:
+                continue
+            for key, file_value, journal_value in _compare(entry.memory, state):
+                diffs.append(ReplayDiff(entry.memory.id, entry.path, key, file_value, journal_value))
+        return diffs
+
+    def replay_apply(self) -> list[ReplayDiff]:
+        """Rewrite lifecycle and counters of every file that disagrees with the journal."""
+        with self.lock.hold():
+            states = replay(self.journal.events())
+            diffs = []
+            for entry in self.scan().entries.values():
+                state = states.get(entry.memory.id)
+                if state is None or entry.memory.plain:
+                    continue
+                changes = _compare(entry.memory, state)
+                if not changes:
+                    continue
+                updates: dict[str, Any] = {}
+                for key, file_value, journal_value in changes:
+                    diffs.append(ReplayDiff(entry.memory.id, entry.path, key, file_value, journal_value))
+                    updates[key] = journal_value
+                if "last_applied" in updates and updates["last_applied"]:
+                    updates["last_applied"] = datetime.fromisoformat(str(updates["last_applied"]).replace("Z", "+00:00"))
+                store.write(self.root, entry.path, entry.memory.replace(**updates), entry.parsed)
+        return diffs
+
+    # ------------------------------------------------------------ status
+
+    def status(self) -> Status:
+        scan = self.scan()
+        active = [e.memory for e in scan.active()]
+        events = list(self.journal.events())
+        hot = [m for m in active if m.tier == "hot" and m.lifecycle != "superseded"]
+        index_state = "not built (search indexes arrive with `memvault sync`)"
+        if (self.root / store.STATE_DIR / "index").exists():
+            index_state = "present"
+        return Status(
+            vault=str(self.root),
+            memories=len(active),
+            by_type=dict(sorted(Counter(m.type for m in active).items())),
+            by_lifecycle=dict(sorted(Counter(m.lifecycle for m in active).items())),
+            by_tier=dict(sorted(Counter(m.tier for m in active).items())),
+            trash=sum(1 for _ in scan.trashed()),
+            invalid=[p.one_line() for p in scan.problems],
+            hot_chars=sum(memory_chars(m) for m in hot),
+            hot_budget=self.config.tiers.hot_budget_chars,
+            journal_events=len(events),
+            journal_warnings=list(self.journal.warnings),
+            index=index_state,
+            embedding_model=self.config.embedding.model,
+        )
+
+
+def _compare(memory: Memory, state: MemoryState) -> list[tuple[str, Any, Any]]:
+    out: list[tuple[str, Any, Any]] = []
+    if memory.lifecycle != state.lifecycle:
+        out.append(("lifecycle", memory.lifecycle, state.lifecycle))
+    if memory.superseded_by != state.superseded_by and state.lifecycle == "superseded":
+        out.append(("superseded_by", memory.superseded_by, state.superseded_by))
+    if memory.proof_count != state.proof_count:
+        out.append(("proof_count", memory.proof_count, state.proof_count))
+    if dict(memory.applied) != state.applied:
+        out.append(("applied", dict(memory.applied), dict(state.applied)))
+    return out
