@@ -74,3 +74,9 @@ def run_memvault(*args: str, cwd: Path | None = None, env: dict[str, str] | None
         [sys.executable, "-m", "vault_engine", *args], cwd=cwd, env=full_env, input=input,
         capture_output=True, text=True, timeout=timeout,
     )
+
+
+@pytest.fixture
+def memvault_proc() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """:func:`run_memvault` as a fixture (a real ``python -m vault_engine`` subprocess)."""
+    return run_memvault

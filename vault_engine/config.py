@@ -122,34 +122,59 @@ class VaultConfig:
     server: ServerSettings = field(default_factory=ServerSettings)
 
 
-def _coerce(value: Any, current: Any, where: str, path: Path | None) -> Any:
-    """Convert ``value`` to the type of the default ``current``."""
+_KINDS = {bool: "boolean", int: "whole number", float: "number", str: "string", tuple: "list of whole numbers"}
+_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+
+
+def _whole(value: Any) -> int:
+    """A TOML integer (or a float without a fraction) as an int; booleans are not numbers here."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError
+    return int(value)
+
+
+def _coerce(value: Any, current: Any, where: str, path: Path | None, from_env: bool = False) -> Any:
+    """Convert ``value`` to the type of the default ``current``.
+
+    A file value must already have the right TOML type; an environment value
+    is text and is parsed.
+    """
     try:
+        if from_env and not isinstance(current, str):
+            text = str(value).strip()
+            if isinstance(current, bool):
+                if text.lower() not in _TRUE | _FALSE:
+                    raise ValueError
+                return text.lower() in _TRUE
+            if isinstance(current, int):
+                return int(text)
+            if isinstance(current, float):
+                return float(text)
+            if isinstance(current, tuple):
+                return tuple(int(x) for x in text.split(",")) if text else ()
         if isinstance(current, bool):
-            if isinstance(value, bool):
-                return value
-            if isinstance(value, str) and value.lower() in {"true", "1", "yes", "false", "0", "no"}:
-                return value.lower() in {"true", "1", "yes"}
-            raise ValueError
-        if isinstance(current, int):
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            if not isinstance(value, bool):
                 raise ValueError
-            return int(value)
+            return value
+        if isinstance(current, int):
+            return _whole(value)
         if isinstance(current, float):
-            if isinstance(value, bool):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError
             return float(value)
         if isinstance(current, tuple):
-            items = value.split(",") if isinstance(value, str) else list(value)
-            return tuple(int(x) for x in items)
+            if not isinstance(value, list):
+                raise ValueError
+            return tuple(_whole(x) for x in value)
         if isinstance(current, str):
             if not isinstance(value, str):
                 raise ValueError
             return value
     except (TypeError, ValueError):
         pass
-    kind = type(current).__name__ if not isinstance(current, tuple) else "list of integers"
-    raise ConfigError(f"setting {where} must be a {kind}, got {value!r}", path=path)
+    raise ConfigError(f"setting {where} must be a {_KINDS[type(current)]}, got {value!r}", path=path)
 
 
 def _apply(section: Any, values: Mapping[str, Any], prefix: str, path: Path | None) -> Any:
@@ -177,17 +202,22 @@ def load(root: Path | None, environ: Mapping[str, str] | None = None) -> VaultCo
             file_values = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"invalid TOML: {exc}", path=path) from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read file: {exc.strerror}", path=path) from None
     sections = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
     for name, values in file_values.items():
-        if name not in sections or not isinstance(values, dict):
+        if name not in sections:
             raise ConfigError(f"unknown section [{name}]", path=path)
+        if not isinstance(values, dict):
+            raise ConfigError(f"[{name}] must be a table of settings, got {values!r}", path=path)
         sections[name] = _apply(sections[name], values, name, path)
     for name, section in sections.items():
         overrides: dict[str, Any] = {}
         for f in dataclasses.fields(section):
             var = f"MEMVAULT_{name}_{f.name}".upper()
             if var in env:
-                overrides[f.name] = env[var]
+                where = f"{name}.{f.name} (from {var})"
+                overrides[f.name] = _coerce(env[var], getattr(section, f.name), where, None, from_env=True)
         if overrides:
-            sections[name] = _apply(section, overrides, name, None)
+            sections[name] = dataclasses.replace(section, **overrides)
     return VaultConfig(**sections)

@@ -39,10 +39,12 @@ def ulid() -> str:
         last_ms, last_rand = _last
         if ms <= last_ms:
             ms, rand = last_ms, last_rand + 1
+            if rand >> 80:  # the random part ran out within one millisecond: borrow the next one
+                ms, rand = ms + 1, 0
         else:
             rand = int.from_bytes(os.urandom(10), "big")
         _last = (ms, rand)
-    return _encode(ms, 10) + _encode(rand & ((1 << 80) - 1), 16)
+    return _encode(ms, 10) + _encode(rand, 16)
 
 
 def new_memory_id() -> str:
@@ -57,4 +59,5 @@ def new_event_id() -> str:
 
 def is_valid_id(value: str) -> bool:
     """Whether ``value`` is usable as a memory id (safe, lowercase, no path parts)."""
-    return bool(ID_PATTERN.match(value)) and ".." not in value
+    # fullmatch: with match() the "$" would also accept a trailing newline
+    return bool(ID_PATTERN.fullmatch(value)) and ".." not in value

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 # Payload keys that may hold memory text; a permanent forget replaces them by a hash.
 TEXT_FIELDS = frozenset({"title", "summary", "trigger", "text", "quote", "body", "old_title"})
+_MONTH = re.compile(r"[0-9]{4}-[0-9]{2}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,16 @@ def _event_from(record: Any) -> Event | None:
     return Event(kind=kind, memory=memory, payload=payload, id=event_id, ts=ts)
 
 
+def _read_line(raw: bytes) -> Event | None:
+    """The event on one journal line, or None when the line is torn or invalid."""
+    if not raw.strip():
+        return None
+    try:
+        return _event_from(json.loads(raw))
+    except ValueError:  # includes UnicodeDecodeError
+        return None
+
+
 class Journal:
     """The journal folder of one vault."""
 
@@ -89,12 +101,10 @@ class Journal:
             for number, raw in enumerate(lines, start=1):
                 if not raw.strip():
                     continue
-                try:
-                    event = _event_from(json.loads(raw))
-                except (ValueError, UnicodeDecodeError):
-                    event = None
+                event = _read_line(raw)
                 if event is None:
-                    where = "torn last line" if number >= len(lines) - 1 else "invalid line"
+                    # Only the last line can lack its "\n": that is a crash mid-append.
+                    where = "torn last line" if number == len(lines) else "invalid line"
                     message = f"{path.parent.name}/{path.name}:{number}: {where} skipped"
                     self.warnings.append(message)
                     log.warning("%s", message)
@@ -117,11 +127,11 @@ class Journal:
             ids: set[str] = set()
             for path in self.files():
                 for raw in path.read_bytes().split(b"\n"):
-                    # Lines are written with sorted keys, so the id comes first.
-                    if raw.startswith(b'{"id":"'):
-                        end = raw.find(b'"', 7)
-                        if end > 7:
-                            ids.add(raw[7:end].decode("utf-8", "replace"))
+                    # Only readable events count: the id of a torn line must not block
+                    # the retry that writes the same event again.
+                    event = _read_line(raw)
+                    if event is not None:
+                        ids.add(event.id)
             self._ids, self._signature = ids, signature
         return self._ids
 
@@ -129,16 +139,21 @@ class Journal:
         """Append events whose ids are new; returns the ones written."""
         known = self.known_ids()
         fresh: list[Event] = []
+        batch: set[str] = set()
         for event in events:
-            if event.id in known:
+            if not _MONTH.fullmatch(event.month):  # the month names the file: never a path of its own
+                raise JournalError(f"event {event.id} has an invalid timestamp {event.ts!r}", path=self.folder)
+            if event.id in known or event.id in batch:
                 continue
-            known.add(event.id)
+            batch.add(event.id)
             fresh.append(event)
         by_month: dict[str, list[str]] = {}
         for event in fresh:
             by_month.setdefault(event.month, []).append(event.to_line())
         for month, lines in sorted(by_month.items()):
             fsio.append_line(self.folder / f"{month}.jsonl", "".join(lines))
+        # Only now: ids of a failed write must not count as written.
+        known.update(batch)
         self._signature = self._current_signature()
         return fresh
 
@@ -149,19 +164,23 @@ class Journal:
         """
         scrubbed = 0
         for path in self.files():
-            lines = path.read_bytes().decode("utf-8", "replace").splitlines(keepends=True)
+            # Split at b"\n" only: str.splitlines() would also cut lines at U+2028 or
+            # U+0085 inside JSON strings, and those events would escape the scrub.
+            lines = path.read_bytes().split(b"\n")
             changed = False
-            out = []
+            out: list[bytes] = []
             for line in lines:
-                try:
-                    event = _event_from(json.loads(line))
-                except ValueError:
-                    event = None
+                event = _read_line(line)
                 touches = event is not None and (
                     event.memory in memory_ids
                     or any(isinstance(v, str) and v in memory_ids for v in event.payload.values())
                 )
-                if event is None or not touches or not (TEXT_FIELDS & event.payload.keys()):
+                if (
+                    event is None
+                    or not touches
+                    or not (TEXT_FIELDS & event.payload.keys())
+                    or event.payload.get("scrubbed") is True  # already hashed: scrubbing is idempotent
+                ):
                     out.append(line)
                     continue
                 payload = {
@@ -169,11 +188,11 @@ class Journal:
                     for k, v in event.payload.items()
                 }
                 payload["scrubbed"] = True
-                out.append(Event(event.kind, event.memory, payload, event.id, event.ts).to_line())
+                out.append(Event(event.kind, event.memory, payload, event.id, event.ts).to_line()[:-1].encode("utf-8"))
                 changed = True
                 scrubbed += 1
             if changed:
-                fsio.write_atomic(path, "".join(out))
+                fsio.write_atomic(path, b"\n".join(out))
         self._ids = None
         return scrubbed
 
@@ -212,6 +231,12 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
     def state(memory_id: str) -> MemoryState:
         return states.setdefault(memory_id, MemoryState())
 
+    def set_status(s: MemoryState, status: str) -> None:
+        # Purged is final: no later event (restore, rollback, a merged branch's
+        # add) brings forgotten content back.
+        if s.status != "purged":
+            s.status = status
+
     for event in events:
         if event.id in seen:
             continue
@@ -222,30 +247,41 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
             s = state(event.memory)
             s.lifecycle = str(p.get("lifecycle", s.lifecycle))
             s.authority = str(p.get("authority", s.authority))
-            s.status = "active"
+            proof = p.get("proof_count")
+            if isinstance(proof, int) and not isinstance(proof, bool) and proof >= 0:
+                s.proof_count = proof
+            counts = p.get("applied")
+            if isinstance(counts, dict):
+                for outcome, number in counts.items():
+                    if outcome in s.applied and isinstance(number, int) and not isinstance(number, bool):
+                        s.applied[outcome] = number
+            set_status(s, "active")
         elif event.kind == "evidence":
             state(event.memory).proof_count += 1
         elif event.kind == "correct":
-            old, new = state(event.memory), state(str(p["new"]))
-            old.lifecycle, old.superseded_by = "superseded", str(p["new"])
-            new.lifecycle, new.authority, new.supersedes, new.status = "proven", "explicit", event.memory, "active"
+            if not isinstance(p.get("new"), str):
+                continue  # a hand-edited or foreign event; skipped rather than fatal
+            old, new = state(event.memory), state(p["new"])
+            old.lifecycle, old.superseded_by = "superseded", p["new"]
+            new.lifecycle, new.authority, new.supersedes = "proven", "explicit", event.memory
+            set_status(new, "active")
         elif event.kind == "forget":
-            state(event.memory).status = "trashed"
+            set_status(state(event.memory), "trashed")
         elif event.kind == "restore":
-            state(event.memory).status = "active"
+            set_status(state(event.memory), "active")
         elif event.kind in ("purge", "trash-expire"):
             state(event.memory).status = "purged"
         elif event.kind == "rollback":
             undone = by_id.get(str(p.get("undoes")))
             if undone is None:
                 continue
-            if undone.kind == "correct":
-                old, new = state(undone.memory), state(str(undone.payload["new"]))
+            if undone.kind == "correct" and isinstance(undone.payload.get("new"), str):
+                old, new = state(undone.memory), state(undone.payload["new"])
                 old.lifecycle = str(undone.payload.get("old_lifecycle", "proven"))
                 old.superseded_by = None
-                new.status = "trashed"
+                set_status(new, "trashed")
             elif undone.kind == "forget":
-                state(undone.memory).status = "active"
+                set_status(state(undone.memory), "active")
         elif event.kind == "feedback":
             s = state(event.memory)
             outcome = str(p.get("outcome"))

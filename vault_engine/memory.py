@@ -14,10 +14,10 @@ import dataclasses
 import hashlib
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -26,9 +26,25 @@ from .errors import EncodingError, FrontmatterError, ValidationError
 from .ids import is_valid_id
 
 try:  # the C loader is ~10x faster; fall back for builds without libyaml
-    _Loader: Any = yaml.CSafeLoader
+    _Base: Any = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
+    _Base = yaml.SafeLoader
+
+
+class _Loader(_Base):  # type: ignore[misc]
+    """The safe loader, reporting an impossible date (2026-13-01) with its line."""
+
+
+def _timestamp(loader: Any, node: Any) -> Any:
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except ValueError as exc:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"invalid date {node.value!r} ({exc})", node.start_mark
+        ) from None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 
 TYPES = ("core-profile", "collaboration-policy", "fact", "procedure", "episode", "document", "note")
 CLASSES = ("user-fact", "user-preference", "collaboration-habit", "project-convention")
@@ -72,6 +88,10 @@ MAX_HEADER_CHARS = 256 * 1024
 _FENCE = re.compile(r"\A---[ \t]*(\r?\n)")
 _CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_CODE_BLOCK = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,}).*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
+# Unknown keys are kept and written back; their values must be plain data of sane size.
+_MAX_EXTRA_DEPTH = 32
+_MAX_EXTRA_NODES = 10_000
 
 
 def _empty_applied() -> dict[str, int]:
@@ -141,6 +161,8 @@ class Memory:
                 continue
             if isinstance(value, tuple):
                 value = list(value)
+            if key == "applied":  # outcome order, so equal counts always give equal bytes
+                value = {**{k: value[k] for k in OUTCOMES if k in value}, **value}
             if key not in ALWAYS_WRITTEN and (value is None or value == defaults.get(key)):
                 continue
             out[key] = value
@@ -170,7 +192,7 @@ def _jsonable(value: Any) -> Any:
 
 _DEFAULTS: dict[str, Any] = {
     ("class" if f.name == "klass" else f.name): (
-        f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        f.default if f.default is not dataclasses.MISSING else cast(Callable[[], Any], f.default_factory)()
     )
     for f in dataclasses.fields(Memory)
     if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
@@ -200,13 +222,17 @@ class _Checker:
         self.path = path
 
     def line_of(self, key: str) -> int | None:
-        for number, line in enumerate(self.header.splitlines(), start=2):
+        # Lines as an editor counts them: str.splitlines() also splits at U+2028, \x0c, ...
+        for number, line in enumerate(self.header.split("\n"), start=2):
             if re.match(rf"^['\"]?{re.escape(key)}['\"]?\s*:", line):
                 return number
         return None
 
     def fail(self, key: str | None, message: str) -> ValidationError:
-        return ValidationError(message, path=self.path, line=self.line_of(key) if key else 1)
+        line = self.line_of(key) if key else None
+        if line is None and (self.header or key is None):
+            line = 1  # a missing key has no line of its own: point at the start of the frontmatter
+        return ValidationError(message, path=self.path, line=line)
 
     def text(self, key: str, required: bool = False, default: Any = None) -> Any:
         value = self.raw.get(key)
@@ -284,7 +310,27 @@ class _Checker:
             return ()
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
             raise self.fail("evidence", "key 'evidence' must be a list of mappings like {event: e-..., quote: ...}")
+        self.writable("evidence", value)
         return tuple(dict(v) for v in value)
+
+    def writable(self, key: str, value: Any) -> None:
+        """Refuse values the engine could not write back as read (sets, binary, cycles, huge aliases)."""
+        stack: list[tuple[Any, int]] = [(value, 0)]
+        nodes = 0
+        while stack:
+            item, depth = stack.pop()
+            nodes += 1
+            if nodes > _MAX_EXTRA_NODES or depth > _MAX_EXTRA_DEPTH:
+                raise self.fail(key, f"key '{key}' holds a value nested too deeply or too large to keep")
+            if isinstance(item, list):
+                stack.extend((v, depth + 1) for v in item)
+            elif isinstance(item, dict):
+                stack.extend((k, depth + 1) for k in item)
+                stack.extend((v, depth + 1) for v in item.values())
+            elif not (item is None or isinstance(item, (str, int, float, date))):
+                raise self.fail(
+                    key, f"key '{key}' holds {type(item).__name__} data; use text, numbers, dates, lists or mappings"
+                )
 
     def applied(self) -> dict[str, int]:
         value = self.raw.get("applied")
@@ -328,6 +374,8 @@ def from_fields(raw: Mapping[str, Any], body: str = "", *, path: str | None = No
         raise check.fail("scope", "key 'project' is required when scope is project")
     known = set(KEY_ORDER)
     extra = {str(k): v for k, v in raw.items() if k not in known}
+    for key, value in extra.items():
+        check.writable(key, value)
     return Memory(
         id=memory_id,
         title=check.text("title", required=True),
@@ -399,8 +447,9 @@ def split(text: str, path: str | None = None) -> tuple[str | None, str, str]:
     return header, text[close.end():], newline
 
 
-def _plain_note(text: str, path: str) -> Memory:
-    heading = _HEADING.search(text)
+def _plain_note(text: str, path: str, prose: str | None = None) -> Memory:
+    """A note without memvault frontmatter; its title is the first heading of ``prose`` (the body)."""
+    heading = _HEADING.search(_CODE_BLOCK.sub("", text if prose is None else prose))
     stem = path.rsplit("/", 1)[-1]
     stem = stem[:-3] if stem.lower().endswith(".md") else stem
     title = heading.group(1).strip() if heading else stem
@@ -428,6 +477,13 @@ def load_header(header: str, path: str | None = None) -> dict[str, Any]:
         line = mark.line + 2 if mark is not None else 1
         problem = exc.problem or exc.context or "invalid YAML"
         raise FrontmatterError(f"invalid YAML in frontmatter: {problem}", path=path, line=line) from None
+    except yaml.reader.ReaderError as exc:
+        # A control character YAML does not allow raw; the error has no mark, so find the character.
+        code = exc.character if isinstance(exc.character, int) else 0xFFFD
+        where = header.find(chr(code))
+        line = header.count("\n", 0, where) + 2 if where >= 0 else 1
+        message = f"invalid YAML in frontmatter: character U+{code:04X} is not allowed"
+        raise FrontmatterError(message, path=path, line=line) from None
     except (yaml.YAMLError, RecursionError, ValueError, OverflowError) as exc:
         raise FrontmatterError(f"invalid YAML in frontmatter: {type(exc).__name__}", path=path, line=1) from None
     if raw is None:
@@ -450,7 +506,7 @@ def parse(text: str, path: str = "<memory>") -> ParsedFile:
         return ParsedFile(_plain_note(content, path), text, newline, bom)
     raw = load_header(header, path)
     if "id" not in raw:
-        return ParsedFile(_plain_note(content, path), text, newline, bom)
+        return ParsedFile(_plain_note(content, path, body), text, newline, bom)
     return ParsedFile(from_fields(raw, body, path=path, header=header), text, newline, bom)
 
 

@@ -53,15 +53,20 @@ def discover(explicit: Path | None, environ: Mapping[str, str] | None = None, cw
     The default vault ``~/.memvault/vault`` is created from the template on first use.
     """
     env = os.environ if environ is None else environ
-    for given, origin in ((explicit, "--vault"), (Path(env["MEMVAULT_DIR"]) if env.get("MEMVAULT_DIR") else None, "MEMVAULT_DIR")):
+    from_env = Path(env["MEMVAULT_DIR"]) if env.get("MEMVAULT_DIR") else None
+    for given, origin in ((explicit, "--vault"), (from_env, "MEMVAULT_DIR")):
         if given is not None:
             path = given.expanduser().resolve()
             if not is_vault(path):
                 raise VaultNotFound(f"no vault at {path} (from {origin}); create one with: memvault init {path}")
             return path
     here = (cwd or Path.cwd()).resolve()
+    try:
+        template = template_dir().resolve()
+    except VaultNotFound:
+        template = None
     for folder in (here, *here.parents):
-        if is_vault(folder):
+        if is_vault(folder) and folder != template:
             return folder
     default = Path(env.get("HOME", str(Path.home()))) / ".memvault" / "vault"
     if not is_vault(default):
@@ -78,16 +83,21 @@ def create_vault(path: Path, git: bool = True) -> bool:
         return False
     if path.exists() and not path.is_dir():
         raise VaultError(f"not a folder: {path}")
-    if path.exists() and any(path.iterdir()):
-        raise VaultError(f"folder is not empty and holds no vault: {path}")
     source = template_dir()
+    # A folder holding only template items (an init cut short) or a fresh git repo is completed, not refused.
+    allowed = {item.name for item in source.iterdir()} | {".git"}
+    present = {item.name for item in path.iterdir()} if path.exists() else set()
+    if present - allowed:
+        raise VaultError(f"folder is not empty and holds no vault: {path}")
     path.mkdir(parents=True, exist_ok=True)
     # A unique staging name: two processes creating the default vault never share one.
     staging = path.parent / f".{path.name}.init.{secrets.token_hex(6)}.tmp"
     shutil.copytree(source, staging, ignore=shutil.ignore_patterns(STATE_DIR, "__pycache__"))
     for item in sorted(staging.iterdir(), key=lambda p: p.name == CONFIG_FILE):
+        if item.name in present:
+            continue
         os.replace(item, path / item.name)
-    staging.rmdir()
+    shutil.rmtree(staging, ignore_errors=True)
     # memvault.toml marks the vault: write it last so a crash never leaves a half vault marked done.
     if git and shutil.which("git") and not (path / ".git").exists():
         subprocess.run(["git", "init", "-q", str(path)], check=False, capture_output=True)
@@ -196,9 +206,9 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
                     target = Path(item.path).resolve()
                 except OSError:
                     target = None
-                if target is None or not target.is_relative_to(real_root):
-                    if name.endswith(".md") or item.is_dir():
-                        yield rel, None, "symlink points outside the vault; not followed"
+                outside = target is None or not target.is_relative_to(real_root)
+                if outside and (name.endswith(".md") or item.is_dir()):
+                    yield rel, None, "symlink points outside the vault; not followed"
                 continue
             if item.is_dir():
                 # Only the vault's own folders are skipped: a project folder may be called "journal".
@@ -206,7 +216,10 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
                     continue
                 stack.append(Path(item.path))
             elif name.endswith(".md") and not (folder == root and name in ROOT_FILES):
-                yield rel, Path(item.path), None
+                if item.is_file():
+                    yield rel, Path(item.path), None
+                else:  # a FIFO or device would block the reader forever
+                    yield rel, None, "not a regular file; not read"
 
 
 def read_entry(root: Path, rel: str) -> Entry:

@@ -7,7 +7,9 @@ change can be explained, replayed and undone.
 
 from __future__ import annotations
 
+import builtins
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -147,9 +149,30 @@ class Vault:
         return store.scan(self.root)
 
     def entry(self, memory_id: str, scan: Scan | None = None) -> Entry:
+        """The memory with ``memory_id``.
+
+        Raises:
+            MemoryNotFound: no file has that id.
+            MemoryFileError: the file holding that id is invalid (its own error, with path and line).
+        """
         if not is_valid_id(memory_id) and not memory_id.startswith("note-"):
             raise InvalidInput(f"not a memory id: {memory_id!r}")
-        return (scan or self.scan()).get(memory_id)
+        scan = scan or self.scan()
+        if memory_id not in scan.entries:
+            for problem in scan.problems:
+                if problem.path is not None and self._mentions_id(problem.path, memory_id):
+                    raise problem
+        return scan.get(memory_id)
+
+    def _mentions_id(self, rel: str, memory_id: str) -> bool:
+        """Whether the (invalid) file at ``rel`` names ``memory_id`` in its header."""
+        try:
+            with store.inside(self.root, rel).open("rb") as handle:
+                head = handle.read(64 * 1024)
+        except (OSError, VaultError):
+            return False
+        pattern = rb"(?m)^id:[ \t]*['\"]?" + re.escape(memory_id.encode()) + rb"['\"]?[ \t]*(#|$)"
+        return re.search(pattern, head) is not None
 
     def list(
         self,
@@ -163,7 +186,8 @@ class Vault:
         include_trash: bool = False,
     ) -> tuple[list[Entry], list[VaultError]]:
         """Memories matching every given filter, ordered by path."""
-        for key, value in (("type", type), ("scope", scope), ("lifecycle", lifecycle), ("tier", tier), ("trust", trust)):
+        filters = (("type", type), ("scope", scope), ("lifecycle", lifecycle), ("tier", tier), ("trust", trust))
+        for key, value in filters:
             if value is not None and value not in ENUMS[key]:
                 raise InvalidInput(f"unknown {key} {value!r}; expected one of {', '.join(ENUMS[key])}")
         result = self.scan()
@@ -185,7 +209,8 @@ class Vault:
         out.sort(key=lambda e: e.path)
         return out, result.problems
 
-    def resolve_links(self, memory: Memory, scan: Scan) -> list[dict[str, str | None]]:
+    # `builtins.list` below: inside this class `list` names the method Vault.list.
+    def resolve_links(self, memory: Memory, scan: Scan) -> builtins.list[dict[str, str | None]]:
         """Each link of ``memory`` with the id it points to (None when dangling)."""
         by_key: dict[str, str] = {}
         for entry in scan.active():
@@ -250,6 +275,8 @@ class Vault:
                 "title": memory.title,
                 "text_sha256": text_digest(memory_text(memory)),
                 "type": memory.type,
+                "proof_count": memory.proof_count,
+                "applied": {k: v for k, v in memory.applied.items() if v},
             },
         )
 
@@ -292,7 +319,8 @@ class Vault:
                     updated, event = self._fold_evidence(entry, request.source, stamp)
                     store.write(self.root, entry.path, updated, entry.parsed)
                     self.journal.append([event])
-                    return AddResult(entry.memory.id, entry.path, False, "the same text was already remembered; evidence added")
+                    notice = "the same text was already remembered; evidence added"
+                    return AddResult(entry.memory.id, entry.path, False, notice)
             rel = store.choose_path(self.root, store.folder_for(memory), memory)
             store.write(self.root, rel, memory)
             self.journal.append([self._add_event(memory)])
@@ -311,8 +339,12 @@ class Vault:
                 continue
             try:
                 record = json.loads(line)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 errors.append(InvalidInput(f"not valid JSON: {exc.msg}", path=source_name, line=number))
+                continue
+            except (ValueError, RecursionError):  # a number with too many digits, or nesting too deep
+                errors.append(InvalidInput("not valid JSON: a value is too large or too deeply nested",
+                                           path=source_name, line=number))
                 continue
             if not isinstance(record, dict):
                 errors.append(InvalidInput("each line must be a JSON object", path=source_name, line=number))
@@ -381,6 +413,7 @@ class Vault:
         if body and not body.endswith("\n"):
             body += "\n"
         record.setdefault("id", new_memory_id())
+        record.setdefault("type", "fact")  # as for `add`
         if "title" not in record and body.strip():
             record["title"] = make_title(body)
         if "summary" not in record and body.strip():
@@ -472,7 +505,8 @@ class Vault:
         name = entry.path.rsplit("/", 1)[-1]
         dest = f"{store.TRASH_DIR}/{name}"
         if (self.root / dest).exists():
-            dest = f"{store.TRASH_DIR}/{name[:-3]}-{memory.id[-6:] if memory.id.startswith('m-') else memory.id[:12]}.md"
+            suffix = memory.id[-6:] if memory.id.startswith("m-") else memory.id[:12]
+            dest = f"{store.TRASH_DIR}/{name[:-3]}-{suffix}.md"
             if (self.root / dest).exists():
                 dest = f"{store.TRASH_DIR}/{store.slugify(memory.id, 120)}.md"
         store.move(self.root, entry.path, dest, memory, None)
@@ -512,7 +546,7 @@ class Vault:
             self.journal.append([event])
         return ChangeResult("purged", memory_id, None, event=event.id)
 
-    def trash_list(self) -> list[Entry]:
+    def trash_list(self) -> builtins.list[Entry]:
         return sorted(self.scan().trashed(), key=lambda e: e.path)
 
     def restore(self, memory_id: str) -> ChangeResult:
@@ -527,7 +561,7 @@ class Vault:
             self.journal.append([event])
         return ChangeResult("restored", memory_id, dest, event=event.id)
 
-    def trash_empty(self, *, expired_only: bool = False) -> list[str]:
+    def trash_empty(self, *, expired_only: bool = False) -> builtins.list[str]:
         """Delete trashed memories for good (only expired ones with ``expired_only``)."""
         stamp = now()
         purged = []
@@ -552,7 +586,9 @@ class Vault:
         with self.lock.hold():
             events = list(self.journal.events())
             undone = {str(e.payload.get("undoes")) for e in events if e.kind == "rollback"}
-            purged = {e.memory for e in events if e.kind == "purge"}
+            purged = {e.memory for e in events if e.kind in ("purge", "trash-expire")}
+            if memory_id in purged:
+                raise NothingToUndo(f"{memory_id} was deleted for good; it cannot be rolled back")
             target = None
             for event in reversed(events):
                 if event.id in undone:
@@ -564,9 +600,9 @@ class Vault:
                     target = event
                     break
             if target is None:
-                if memory_id in purged:
-                    raise NothingToUndo(f"{memory_id} was permanently forgotten; it cannot be rolled back")
                 raise NothingToUndo(f"no correction or forget of {memory_id} to roll back")
+            if target.kind == "correct" and target.memory in purged:
+                raise NothingToUndo(f"{target.memory} was deleted for good; its correction cannot be rolled back")
             scan = self.scan()
             if target.kind == "forget":
                 entry = self.entry(memory_id, scan)
@@ -596,7 +632,7 @@ class Vault:
 
     # ------------------------------------------------------------ journal replay
 
-    def replay_diff(self) -> list[ReplayDiff]:
+    def replay_diff(self) -> builtins.list[ReplayDiff]:
         """Where the files' lifecycle and counters differ from what the journal tells."""
         states = replay(self.journal.events())
         diffs = []
@@ -608,7 +644,7 @@ class Vault:
                 diffs.append(ReplayDiff(entry.memory.id, entry.path, key, file_value, journal_value))
         return diffs
 
-    def replay_apply(self) -> list[ReplayDiff]:
+    def replay_apply(self) -> builtins.list[ReplayDiff]:
         """Rewrite lifecycle and counters of every file that disagrees with the journal."""
         with self.lock.hold():
             states = replay(self.journal.events())
@@ -624,8 +660,9 @@ class Vault:
                 for key, file_value, journal_value in changes:
                     diffs.append(ReplayDiff(entry.memory.id, entry.path, key, file_value, journal_value))
                     updates[key] = journal_value
-                if "last_applied" in updates and updates["last_applied"]:
-                    updates["last_applied"] = datetime.fromisoformat(str(updates["last_applied"]).replace("Z", "+00:00"))
+                if updates.get("last_applied"):
+                    stamp_text = str(updates["last_applied"]).replace("Z", "+00:00")
+                    updates["last_applied"] = datetime.fromisoformat(stamp_text)
                 store.write(self.root, entry.path, entry.memory.replace(**updates), entry.parsed)
         return diffs
 
@@ -636,7 +673,7 @@ class Vault:
         active = [e.memory for e in scan.active()]
         events = list(self.journal.events())
         hot = [m for m in active if m.tier == "hot" and m.lifecycle != "superseded"]
-        index_state = "not built (search indexes arrive with `memvault sync`)"
+        index_state = "not built"
         if (self.root / store.STATE_DIR / "index").exists():
             index_state = "present"
         return Status(

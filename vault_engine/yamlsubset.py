@@ -159,7 +159,7 @@ def load(header: str) -> dict[str, Any] | None:
             if match is None:
                 return None
             key, rest = match.group(1), match.group(2)
-            if key in out:
+            if key in out or key.lower() in _SPECIAL:
                 return None
             if rest is None or rest == "":
                 items = []

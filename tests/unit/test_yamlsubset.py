@@ -24,7 +24,9 @@ scalars = st.one_of(
 )
 values = st.recursive(
     scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=6), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6), st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -102,6 +104,8 @@ def test_typical_engine_header_takes_the_fast_path() -> None:
         "x: 2026-11-20 09:14:00",
         "dup: 1\ndup: 2",
         "x: \"\\x41\"",
+        "on: 1",
+        "null: 1",
     ],
 )
 def test_outside_the_subset_falls_back(header: str) -> None:

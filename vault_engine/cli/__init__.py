@@ -7,7 +7,6 @@ and a non-zero exit in :meth:`MemvaultGroup.invoke`, in one place.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import click
@@ -18,8 +17,26 @@ from .options import Settings
 DEBUG_ENV = "MEMVAULT_DEBUG"
 
 
+def _usage_error(exc: click.UsageError) -> None:
+    """Report a usage error as one line (exit code 2), pointing at the right --help."""
+    command = exc.ctx.command_path if exc.ctx is not None else "memvault"
+    click.echo(f"error: {exc.format_message()} (see: {command} --help)", err=True)
+    raise click.exceptions.Exit(2)
+
+
 class MemvaultGroup(click.Group):
     """Root group that turns every failure into one line on stderr."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+                raise
+            _usage_error(exc)
+            raise  # unreachable: _usage_error always raises
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -30,6 +47,10 @@ class MemvaultGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)
+        except click.UsageError as exc:
+            if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+                raise
+            _usage_error(exc)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
         except OSError as exc:
@@ -73,7 +94,7 @@ def main() -> None:
 
 from . import admin, memories  # noqa: E402  (commands register themselves on `cli`)
 
-__all__ = ["cli", "main", "admin", "memories"]
+__all__ = ["admin", "cli", "main", "memories"]
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

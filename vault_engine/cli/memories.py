@@ -13,14 +13,14 @@ from .options import Settings, common, emit
 from .render import entry_json, entry_line, memory_view
 
 
-def _choice(values: tuple[str, ...]) -> click.Choice:
+def _choice(values: tuple[str, ...]) -> click.Choice[str]:
     return click.Choice(values, case_sensitive=True)
 
 
 @cli.command()
 @click.argument("text")
 @click.option("--title", help="Title (default: the first line of TEXT).")
-@click.option("--type", "type_", type=_choice(TYPES), default="fact", show_default=True)
+@click.option("--type", "type_", type=_choice(TYPES), default="fact", show_default=True, help="Kind of memory.")
 @click.option("--class", "klass", type=_choice(CLASSES), help="What kind of knowledge this is.")
 @click.option("--scope", type=_choice(SCOPES), help="global or project (default: project when --project is given).")
 @click.option("--project", help="Project key, e.g. github.com/acme/api.")
@@ -29,11 +29,13 @@ def _choice(values: tuple[str, ...]) -> click.Choice:
 @click.option("--operation", "operations", multiple=True, help="Operation where it applies (repeatable).")
 @click.option("--phase", "phases", multiple=True, help="Phase where it applies (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
-@click.option("--trust", type=_choice(TRUSTS), default="learned", show_default=True)
-@click.option("--authority", type=_choice(AUTHORITIES), default="explicit", show_default=True)
+@click.option("--trust", type=_choice(TRUSTS), default="learned", show_default=True,
+              help="How far the source is trusted.")
+@click.option("--authority", type=_choice(AUTHORITIES), default="explicit", show_default=True,
+              help="explicit (a person said so; starts proven) or inferred (starts trial).")
 @click.option("--recall", type=_choice(RECALLS), help="passive (always in context), active or both.")
 @click.option("--tier", type=_choice(TIERS), help="hot (resident) or cold (searchable).")
-@click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True, help="0 to 1.")
 @click.option("--source", default="user", show_default=True, help="user | conversation:S | document:URI | tool:NAME")
 @click.option("--summary", help="One-line summary (default: the first sentence).")
 @click.option("--trigger", help="When this memory should come to mind.")
@@ -94,7 +96,7 @@ def import_(settings: Settings, file: str) -> None:
         result = vault.import_jsonl(sys.stdin.read().splitlines(), "<stdin>")
     else:
         try:
-            with open(file, encoding="utf-8") as handle:
+            with open(file, encoding="utf-8-sig") as handle:  # a BOM is not part of line 1
                 lines = handle.read().splitlines()
         except UnicodeDecodeError:
             raise InvalidInput("file is not valid UTF-8", path=file) from None
@@ -135,12 +137,12 @@ def show(settings: Settings, memory_id: str, depth: int) -> None:
 
 
 @cli.command("list")
-@click.option("--type", "type_", type=_choice(TYPES))
-@click.option("--scope", type=_choice(SCOPES))
-@click.option("--project")
-@click.option("--lifecycle", type=_choice(LIFECYCLES))
-@click.option("--tier", type=_choice(TIERS))
-@click.option("--trust", type=_choice(TRUSTS))
+@click.option("--type", "type_", type=_choice(TYPES), help="Only this type.")
+@click.option("--scope", type=_choice(SCOPES), help="Only this scope.")
+@click.option("--project", help="Only memories of this project key.")
+@click.option("--lifecycle", type=_choice(LIFECYCLES), help="Only this lifecycle.")
+@click.option("--tier", type=_choice(TIERS), help="Only this tier.")
+@click.option("--trust", type=_choice(TRUSTS), help="Only this trust level.")
 @click.option("--trash", "include_trash", is_flag=True, help="Include trashed memories.")
 @common
 @click.pass_obj
@@ -189,7 +191,8 @@ def correct(settings: Settings, memory_id: str, text: str, title: str | None) ->
 def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
     """Forget a memory: move it to the trash (reversible), or purge it with --permanent."""
     result = settings.open_vault().forget(memory_id, permanent=permanent)
-    message = f"purged {memory_id}" if permanent else f"moved {memory_id} to {result.path} (undo: memvault rollback {memory_id})"
+    message = (f"purged {memory_id}" if permanent
+               else f"moved {memory_id} to {result.path} (undo: memvault rollback {memory_id})")
     emit(settings, _change_json(result), lambda: click.echo(message))
 
 
