@@ -21,7 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = ["api", "auth", "cache", "database", "deploy", "docker", "error", "fixture", "git", "index", "kernel", "lint", "log", "memory", "migration", "model", "network", "parser", "pipeline", "postgres", "python", "query", "queue", "release", "review", "schema", "search", "server", "shell", "sql", "test", "token", "type", "vector", "watcher", "worker", "yaml", "config", "budget", "context", "project", "session"]
+WORDS = (
+    "api auth cache database deploy docker error fixture git index kernel lint log memory migration "
+    "model network parser pipeline postgres python query queue release review schema search server "
+    "shell sql test token type vector watcher worker yaml config budget context project session"
+).split()
 
 
 def make_records(count: int, seed: int = 7) -> list[str]:
