@@ -632,39 +632,38 @@ class Vault:
 
     # ------------------------------------------------------------ journal replay
 
-    def replay_diff(self) -> builtins.list[ReplayDiff]:
-        """Where the files' lifecycle and counters differ from what the journal tells."""
+    def _replay_plan(self) -> builtins.list[tuple[Entry, builtins.list[ReplayDiff]]]:
+        """Each file whose lifecycle or counters disagree with the journal, with the differences."""
         states = replay(self.journal.events())
-        diffs = []
+        plan = []
         for entry in self.scan().entries.values():
             state = states.get(entry.memory.id)
             if state is None or entry.memory.plain:
                 continue
-            for key, file_value, journal_value in _compare(entry.memory, state):
-                diffs.append(ReplayDiff(entry.memory.id, entry.path, key, file_value, journal_value))
-        return diffs
+            diffs = [
+                ReplayDiff(entry.memory.id, entry.path, key, file_value, journal_value)
+                for key, file_value, journal_value in _compare(entry.memory, state)
+            ]
+            if diffs:
+                plan.append((entry, diffs))
+        return plan
+
+    def replay_diff(self) -> builtins.list[ReplayDiff]:
+        """Where the files' lifecycle and counters differ from what the journal tells."""
+        return [diff for _, diffs in self._replay_plan() for diff in diffs]
 
     def replay_apply(self) -> builtins.list[ReplayDiff]:
         """Rewrite lifecycle and counters of every file that disagrees with the journal."""
+        applied: builtins.list[ReplayDiff] = []
         with self.lock.hold():
-            states = replay(self.journal.events())
-            diffs = []
-            for entry in self.scan().entries.values():
-                state = states.get(entry.memory.id)
-                if state is None or entry.memory.plain:
-                    continue
-                changes = _compare(entry.memory, state)
-                if not changes:
-                    continue
-                updates: dict[str, Any] = {}
-                for key, file_value, journal_value in changes:
-                    diffs.append(ReplayDiff(entry.memory.id, entry.path, key, file_value, journal_value))
-                    updates[key] = journal_value
+            for entry, diffs in self._replay_plan():
+                updates: dict[str, Any] = {d.key: d.journal_value for d in diffs}
                 if updates.get("last_applied"):
                     stamp_text = str(updates["last_applied"]).replace("Z", "+00:00")
                     updates["last_applied"] = datetime.fromisoformat(stamp_text)
                 store.write(self.root, entry.path, entry.memory.replace(**updates), entry.parsed)
-        return diffs
+                applied.extend(diffs)
+        return applied
 
     # ------------------------------------------------------------ status
 
