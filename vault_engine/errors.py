@@ -17,6 +17,7 @@ the CLI turns any of them into one stderr line and a non-zero exit code.
   + ForgottenContent       the text was permanently forgotten and may not be re-learned
   + NothingToUndo          rollback found no correct/forget to undo
   + JournalError           the journal cannot be read or written
+  + ModelUnavailable       the embedding model cannot be loaded
 
 Example::
 
@@ -105,3 +106,7 @@ class NothingToUndo(VaultError):
 
 class JournalError(VaultError):
     """The experience journal cannot be read or written."""
+
+
+class ModelUnavailable(VaultError):
+    """The configured embedding model cannot be loaded (offline, missing package, bad name)."""

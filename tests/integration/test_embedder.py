@@ -1,0 +1,67 @@
+"""The real offline embedder: packaged model, vendored tokenizer, no network."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vault_engine.config import EmbeddingSettings
+from vault_engine.errors import ModelUnavailable
+from vault_engine.index.embedder import FastEmbedder
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> FastEmbedder:
+    return FastEmbedder(EmbeddingSettings(), tmp_path_factory.mktemp("models"))
+
+
+def test_vectors_are_unit_length_and_384_wide(embedder: FastEmbedder) -> None:
+    vectors = embedder.embed(["Use pytest fixtures, not setUp", "Staging runs Postgres 16"])
+    assert vectors.shape == (2, 384)
+    assert vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    assert embedder.dim == 384
+
+
+def test_paraphrases_are_closer_than_unrelated_text(embedder: FastEmbedder) -> None:
+    a, b, c = embedder.embed([
+        "The cat sat on the mat",
+        "A kitten rested on the rug",
+        "Quarterly tax filing deadline",
+    ])
+    assert float(a @ b) > 0.4
+    assert float(a @ b) > float(a @ c) + 0.3
+
+
+def test_embedding_is_deterministic_and_counted(embedder: FastEmbedder) -> None:
+    before = embedder.calls
+    first = embedder.embed(["same text"])
+    second = embedder.embed(["same text"])
+    assert np.array_equal(first, second)
+    assert embedder.calls == before + 2
+
+
+def test_long_text_is_chunked_within_the_token_window(embedder: FastEmbedder) -> None:
+    words = [f"token{i}" for i in range(600)]
+    text = " ".join(words)
+    pieces = embedder.chunks(text)
+    assert len(pieces) > 1
+    assert "".join(pieces) == text  # nothing is lost between chunks
+    tool = embedder._token_tool()
+    assert all(len(tool.encode(p, add_special_tokens=False).ids) <= 254 for p in pieces)
+    assert embedder.chunks("short text") == ["short text"]
+
+
+def test_a_model_that_needs_a_download_fails_fast_with_one_clear_error(tmp_path: Path) -> None:
+    embedder = FastEmbedder(EmbeddingSettings(model="BAAI/bge-small-en-v1.5"), tmp_path)
+    start = time.monotonic()
+    with pytest.raises(ModelUnavailable) as caught:
+        embedder.embed(["x"])
+    assert time.monotonic() - start < 20
+    assert "BAAI/bge-small-en-v1.5" in caught.value.one_line()
+    assert "\n" not in caught.value.one_line()

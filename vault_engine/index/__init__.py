@@ -1,0 +1,1 @@
+"""Derived, rebuildable indexes: embeddings, vectors and full text."""

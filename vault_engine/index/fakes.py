@@ -1,0 +1,47 @@
+"""Deterministic in-repo stand-ins for unit tests of logic (never used in production paths)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+_WORD = re.compile(r"\w+")
+
+
+class HashEmbedder:
+    """Bag-of-words hashed into ``dim`` buckets, L2-normalised: same words, same vector."""
+
+    def __init__(self, dim: int = 64, window: int = 64):
+        self._dim = dim
+        self.window = window
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return "fake/hash"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                bucket = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big")
+                out[row, bucket % self._dim] += 1.0
+            norm = float(np.linalg.norm(out[row]))
+            if norm:
+                out[row] /= norm
+        self.calls += len(texts)
+        return out
+
+    def chunks(self, text: str) -> list[str]:
+        words = text.split()
+        if len(words) <= self.window:
+            return [text]
+        return [" ".join(words[i : i + self.window]) for i in range(0, len(words), self.window)]
