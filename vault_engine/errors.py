@@ -18,6 +18,7 @@ the CLI turns any of them into one stderr line and a non-zero exit code.
   + NothingToUndo          rollback found no correct/forget to undo
   + JournalError           the journal cannot be read or written
   + ModelUnavailable       the embedding model cannot be loaded
+  + IndexStale             a derived index must be rebuilt from the files
 
 Example::
 
@@ -110,3 +111,7 @@ class JournalError(VaultError):
 
 class ModelUnavailable(VaultError):
     """The configured embedding model cannot be loaded (offline, missing package, bad name)."""
+
+
+class IndexStale(VaultError):
+    """A derived index is missing, corrupt or from another version; rebuild it from the files."""

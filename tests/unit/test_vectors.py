@@ -1,0 +1,82 @@
+"""The persistent vector store (real SQLite, deterministic fake vectors)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vault_engine.errors import IndexStale
+from vault_engine.index.fakes import HashEmbedder
+from vault_engine.index.vectors import VectorRow, VectorStore
+
+
+def _rows(fake: HashEmbedder, summary: str, body: str) -> list[VectorRow]:
+    vectors = fake.embed([summary, body])
+    return [VectorRow("summary", 0, vectors[0]), VectorRow("body", 0, vectors[1])]
+
+
+def test_put_search_and_persist(tmp_path: Path) -> None:
+    fake = HashEmbedder(dim=64)
+    path = tmp_path / "vectors.sqlite"
+    store = VectorStore(path, fake.name, fake.dim)
+    store.put_many([
+        ("m-a", "h1", _rows(fake, "pytest fixtures", "use fixtures from conftest")),
+        ("m-b", "h2", _rows(fake, "postgres staging", "staging runs postgres sixteen")),
+    ])
+    hits = store.search(fake.embed(["postgres staging"])[0], limit=2)
+    assert hits["summary"][0][0] == "m-b"
+    assert hits["summary"][0][1] == pytest.approx(1.0, abs=1e-5)
+    assert hits["trigger"] == []
+    store.close()
+    reopened = VectorStore(path, fake.name, fake.dim)
+    assert reopened.hashes() == {"m-a": "h1", "m-b": "h2"}
+    assert reopened.search(fake.embed(["conftest fixtures"])[0], limit=1)["body"][0][0] == "m-a"
+
+
+def test_replace_and_delete_keep_one_copy(tmp_path: Path) -> None:
+    fake = HashEmbedder(dim=32)
+    store = VectorStore(tmp_path / "v.sqlite", fake.name, fake.dim)
+    store.put_many([("m-a", "h1", _rows(fake, "one", "two"))])
+    store.put_many([("m-a", "h2", _rows(fake, "three", "four"))])
+    assert store.count() == 2
+    assert store.hashes() == {"m-a": "h2"}
+    store.delete(["m-a"])
+    assert store.count() == 0
+    assert store.search(fake.embed(["three"])[0], limit=3)["summary"] == []
+
+
+def test_best_chunk_counts_once_per_memory(tmp_path: Path) -> None:
+    fake = HashEmbedder(dim=64)
+    store = VectorStore(tmp_path / "v.sqlite", fake.name, fake.dim)
+    chunks = fake.embed(["alpha", "beta", "gamma"])
+    store.put_many([("m-a", "h", [VectorRow("body", i, chunks[i]) for i in range(3)])])
+    other = fake.embed(["delta"])[0]
+    store.put_many([("m-b", "h", [VectorRow("body", 0, other)])])
+    hits = store.search(fake.embed(["beta"])[0], limit=5)["body"]
+    assert [memory for memory, _ in hits] == ["m-a", "m-b"]
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_model_mismatch_and_garbage_are_stale(tmp_path: Path) -> None:
+    path = tmp_path / "v.sqlite"
+    VectorStore(path, "model-a", 8).close()
+    with pytest.raises(IndexStale, match="model-a"):
+        VectorStore(path, "model-b", 8)
+    garbage = tmp_path / "g.sqlite"
+    garbage.write_bytes(b"not a database" * 100)
+    with pytest.raises(IndexStale):
+        VectorStore(garbage, "model-a", 8)
+
+
+def test_search_matches_brute_force_on_random_vectors(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    store = VectorStore(tmp_path / "v.sqlite", "random", 16)
+    vectors = rng.normal(size=(200, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store.put_many([(f"m-{i:03d}", "h", [VectorRow("summary", 0, vectors[i])]) for i in range(200)])
+    query = vectors[17]
+    expected = np.argsort(-(vectors @ query), kind="stable")[:10]
+    hits = store.search(query, limit=10)["summary"]
+    assert [memory for memory, _ in hits] == [f"m-{i:03d}" for i in expected]

@@ -1,0 +1,155 @@
+"""The vector index: embeddings keyed by memory id, lane and chunk, with exact cosine search.
+
+Vectors live in SQLite (``.memvault/vectors.sqlite``, WAL mode: crash-safe,
+readers never blocked by the writer), each row tagged with the content hash
+of the memory it was computed from, so sync re-embeds only what changed.
+Search loads every row once into one contiguous float32 matrix and scores a
+query with a single matrix-vector product; a memory's score in a lane is
+its best chunk.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import IndexStale
+
+SCHEMA_VERSION = "1"
+LANES = ("summary", "trigger", "body")
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRow:
+    lane: str
+    chunk: int
+    vector: npt.NDArray[np.float32]
+
+
+class VectorStore:
+    """Persistent vectors of one vault for one embedding model."""
+
+    def __init__(self, path: Path, model: str, dim: int):
+        self.path = path
+        self.model = model
+        self.dim = dim
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (id TEXT NOT NULL, lane TEXT NOT NULL, chunk INTEGER NOT NULL,"
+                " hash TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (id, lane, chunk))"
+            )
+            meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise IndexStale(f"vector index is unreadable ({exc}); it will be rebuilt", path=path) from None
+        want = {"version": SCHEMA_VERSION, "model": model, "dim": str(dim)}
+        if not meta:
+            self._db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(want.items()))
+        elif meta != want:
+            raise IndexStale(
+                f"vector index was built for {meta.get('model')} (dim {meta.get('dim')}, "
+                f"version {meta.get('version')}); it will be rebuilt",
+                path=path,
+            )
+        self._matrix: npt.NDArray[np.float32] | None = None
+        self._ids: list[str] = []
+        self._row_id: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self._row_lane: npt.NDArray[np.int8] = np.zeros(0, dtype=np.int8)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def hashes(self) -> dict[str, str]:
+        """The content hash each stored memory's vectors were computed from."""
+        return dict(self._db.execute("SELECT DISTINCT id, hash FROM vectors").fetchall())
+
+    def put_many(self, items: Iterable[tuple[str, str, Sequence[VectorRow]]]) -> None:
+        """Replace the vectors of each (id, content hash, rows) in one transaction."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for memory_id, digest, rows in items:
+                self._db.execute("DELETE FROM vectors WHERE id = ?", (memory_id,))
+                self._db.executemany(
+                    "INSERT INTO vectors VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (memory_id, row.lane, row.chunk, digest, np.asarray(row.vector, dtype=np.float32).tobytes())
+                        for row in rows
+                    ],
+                )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._matrix = None
+
+    def delete(self, ids: Iterable[str]) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in ids])
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._matrix = None
+
+    def clear(self) -> None:
+        self._db.execute("DELETE FROM vectors")
+        self._matrix = None
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+
+    def _load(self) -> npt.NDArray[np.float32]:
+        if self._matrix is not None:
+            return self._matrix
+        rows = self._db.execute("SELECT id, lane, vec FROM vectors ORDER BY id, lane, chunk").fetchall()
+        blob = b"".join(row[2] for row in rows)
+        matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dim).copy()
+        ids: list[str] = []
+        index: dict[str, int] = {}
+        row_id = np.empty(len(rows), dtype=np.int32)
+        row_lane = np.empty(len(rows), dtype=np.int8)
+        lane_number = {lane: n for n, lane in enumerate(LANES)}
+        for n, (memory_id, lane, _) in enumerate(rows):
+            if memory_id not in index:
+                index[memory_id] = len(ids)
+                ids.append(memory_id)
+            row_id[n] = index[memory_id]
+            row_lane[n] = lane_number.get(lane, -1)
+        self._matrix, self._ids, self._row_id, self._row_lane = matrix, ids, row_id, row_lane
+        return matrix
+
+    def search(self, query: npt.NDArray[np.float32], limit: int) -> dict[str, list[tuple[str, float]]]:
+        """Per lane, the best ``limit`` memories by cosine similarity (best chunk per memory)."""
+        matrix = self._load()
+        out: dict[str, list[tuple[str, float]]] = {lane: [] for lane in LANES}
+        if not len(matrix):
+            return out
+        scores = matrix @ np.asarray(query, dtype=np.float32)
+        for number, lane in enumerate(LANES):
+            rows = np.flatnonzero(self._row_lane == number)
+            if not len(rows):
+                continue
+            take = min(len(rows), limit * 4)
+            lane_scores = scores[rows]
+            top = rows[np.argpartition(-lane_scores, take - 1)[:take]] if take < len(rows) else rows
+            top = top[np.argsort(-scores[top], kind="stable")]
+            seen: set[int] = set()
+            for row in top:
+                memory = int(self._row_id[row])
+                if memory in seen:
+                    continue
+                seen.add(memory)
+                out[lane].append((self._ids[memory], float(scores[row])))
+                if len(out[lane]) == limit:
+                    break
+        return out
