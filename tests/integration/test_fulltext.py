@@ -1,0 +1,67 @@
+"""The real Tantivy index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vault_engine.errors import IndexStale
+from vault_engine.index.fulltext import FullTextIndex, query_terms
+
+pytestmark = pytest.mark.slow
+
+
+def _doc(memory_id: str, title: str, body: str, **raw: str) -> dict[str, object]:
+    return {"id": memory_id, "title": title, "summary": title, "trigger": "", "body": body, "tags": ["t"],
+            "type": "fact", "scope": raw.get("scope", "global"), "project": raw.get("project", ""),
+            "trust": raw.get("trust", "learned"), "lifecycle": "proven", "tier": "cold",
+            "hash": raw.get("hash", "h"), "path": f"memories/{memory_id}.md"}
+
+
+def test_bm25_finds_rare_tokens_and_filters_hold(tmp_path: Path) -> None:
+    index = FullTextIndex(tmp_path / "ft")
+    index.apply([
+        _doc("m-a", "Connection resets", "The client fails with ERR_CONN_RESET 0x80072746 under load."),
+        _doc("m-b", "Fixtures", "Use pytest fixtures from conftest.", scope="project", project="p1"),
+        _doc("m-c", "Other", "Nothing about errors here."),
+    ], [])
+    hits = index.search("0x80072746", limit=5)
+    assert [h.id for h in hits] == ["m-a"]
+    assert [h.id for h in index.search("fixtures", 5, {"project": ["p1"]})] == ["m-b"]
+    assert index.search("fixtures", 5, {"project": ["p2"]}) == []
+    assert index.search("fixtures", 5, {"scope": ["global"]}) == []
+
+
+def test_query_syntax_in_user_text_is_harmless(tmp_path: Path) -> None:
+    index = FullTextIndex(tmp_path / "ft")
+    index.apply([_doc("m-a", "Title", "alpha beta")], [])
+    assert query_terms('title:"x" AND -alpha (') == "title x AND alpha"
+    assert [h.id for h in index.search('-alpha OR title:(', 5)] == ["m-a"]
+    assert index.search("  ::: ", 5) == []
+
+
+def test_upsert_replaces_delete_removes_and_hashes_persist(tmp_path: Path) -> None:
+    folder = tmp_path / "ft"
+    index = FullTextIndex(folder)
+    index.apply([_doc("m-a", "Old words", "old", hash="h1")], [])
+    index.apply([_doc("m-a", "New words", "new", hash="h2"), _doc("m-b", "B", "b")], [])
+    assert index.count() == 2
+    assert index.search("old", 5) == []
+    index.apply([], ["m-b"])
+    reopened = FullTextIndex(folder)
+    assert reopened.hashes() == {"m-a": "h2"}
+
+
+def test_version_mismatch_and_garbage_are_stale(tmp_path: Path) -> None:
+    folder = tmp_path / "ft"
+    FullTextIndex(folder)
+    (folder / "VERSION").write_text("something-else\n")
+    with pytest.raises(IndexStale):
+        FullTextIndex(folder)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "VERSION").write_text("memvault-fulltext-1\n")
+    (broken / "meta.json").write_text("{garbage")
+    with pytest.raises(IndexStale):
+        FullTextIndex(broken)

@@ -1,0 +1,135 @@
+"""The full-text index: Tantivy BM25 over title, summary, trigger, body and tags.
+
+Lives in ``.memvault/fulltext/``; raw (untokenised) fields hold the values
+search filters on.  A ``VERSION`` file records the schema: any mismatch,
+or an index Tantivy cannot open, raises :class:`IndexStale` so the caller
+rebuilds it from the files.  tantivy is imported only when an index is opened.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import IndexStale
+
+SCHEMA_VERSION = "memvault-fulltext-1"
+TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags")
+RAW_FIELDS = ("id", "type", "scope", "project", "trust", "lifecycle", "tier", "hash", "path")
+BOOSTS = {"title": 2.0, "summary": 1.5, "trigger": 1.2, "tags": 1.5, "body": 1.0}
+_TERM = re.compile(r"\w+", re.UNICODE)
+WRITER_HEAP = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class TextHit:
+    id: str
+    score: float
+    snippet: str
+
+
+def _schema() -> Any:
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    for name in TEXT_FIELDS:
+        builder.add_text_field(name, stored=name != "body", tokenizer_name="en_stem")
+    for name in RAW_FIELDS:
+        builder.add_text_field(name, stored=True, tokenizer_name="raw")
+    return builder.build()
+
+
+def query_terms(text: str) -> str:
+    """User text reduced to plain terms, so query syntax in it can never misfire."""
+    return " ".join(_TERM.findall(text))
+
+
+class FullTextIndex:
+    """One vault's Tantivy index."""
+
+    def __init__(self, folder: Path):
+        import tantivy
+
+        self.folder = folder
+        self._tantivy = tantivy
+        version = folder / "VERSION"
+        if folder.exists() and (not version.exists() or version.read_text(errors="replace").strip() != SCHEMA_VERSION):
+            raise IndexStale("full-text index is from another version; it will be rebuilt", path=folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.index = tantivy.Index(_schema(), path=str(folder), reuse=True)
+        except (ValueError, OSError) as exc:
+            raise IndexStale(f"full-text index cannot be opened ({exc}); it will be rebuilt", path=folder) from None
+        if not version.exists():
+            from ..fsio import write_atomic
+
+            write_atomic(version, SCHEMA_VERSION + "\n")
+
+    @staticmethod
+    def remove(folder: Path) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def apply(self, upserts: Iterable[Mapping[str, Any]], deletes: Iterable[str]) -> None:
+        """Replace documents by id and delete others, in one commit."""
+        writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        try:
+            for memory_id in deletes:
+                writer.delete_documents_by_term("id", memory_id)
+            for fields in upserts:
+                writer.delete_documents_by_term("id", str(fields["id"]))
+                doc = self._tantivy.Document()
+                for name in TEXT_FIELDS + RAW_FIELDS:
+                    value = fields.get(name)
+                    if value is None:
+                        continue
+                    for item in value if isinstance(value, (list, tuple)) else [value]:
+                        doc.add_text(name, str(item))
+                writer.add_document(doc)
+            writer.commit()
+        finally:
+            writer.wait_merging_threads()
+        self.index.reload()
+
+    def hashes(self) -> dict[str, str]:
+        """id -> content hash of every indexed document."""
+        searcher = self.index.searcher()
+        out: dict[str, str] = {}
+        if not searcher.num_docs:
+            return out
+        result = searcher.search(self._tantivy.Query.all_query(), limit=searcher.num_docs)
+        for _score, address in result.hits:
+            doc = searcher.doc(address)
+            out[str(doc.get_first("id"))] = str(doc.get_first("hash"))
+        return out
+
+    def count(self) -> int:
+        return int(self.index.searcher().num_docs)
+
+    def search(self, text: str, limit: int, filters: Mapping[str, Iterable[str]] | None = None) -> list[TextHit]:
+        """BM25 hits for ``text``; ``filters`` maps raw fields to allowed values."""
+        terms = query_terms(text)
+        if not terms:
+            return []
+        tantivy = self._tantivy
+        parsed, _errors = self.index.parse_query_lenient(
+            terms, default_field_names=list(TEXT_FIELDS), field_boosts=BOOSTS
+        )
+        clauses = [(tantivy.Occur.Must, parsed)]
+        for field, values in (filters or {}).items():
+            options = [(tantivy.Occur.Should, tantivy.Query.term_query(self.index.schema, field, v)) for v in values]
+            clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(options)))
+        query = tantivy.Query.boolean_query(clauses)
+        searcher = self.index.searcher()
+        result = searcher.search(query, limit=limit)
+        snippets = tantivy.SnippetGenerator.create(searcher, parsed, self.index.schema, "summary")
+        snippets.set_max_num_chars(160)
+        hits = []
+        for score, address in result.hits:
+            doc = searcher.doc(address)
+            snippet = snippets.snippet_from_doc(doc).fragment()
+            hits.append(TextHit(str(doc.get_first("id")), float(score), snippet))
+        return hits
