@@ -222,17 +222,26 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
                     yield rel, None, "not a regular file; not read"
 
 
-def read_entry(root: Path, rel: str) -> Entry:
-    """Read and parse one file. Raises a :class:`MemoryFileError` subclass."""
+def read_bytes(root: Path, rel: str) -> bytes:
+    """The bytes of one memory file. Raises :class:`MemoryFileError` (too large, unreadable)."""
     path = root / rel
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise MemoryFileError(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; skipped", path=rel)
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise MemoryFileError(f"cannot read file: {exc.strerror}", path=rel) from None
+
+
+def entry_from_bytes(rel: str, data: bytes) -> Entry:
+    """Parse file bytes read from ``rel``. Raises a :class:`MemoryFileError` subclass."""
     return Entry(rel, parse(decode(data, rel), rel))
+
+
+def read_entry(root: Path, rel: str) -> Entry:
+    """Read and parse one file. Raises a :class:`MemoryFileError` subclass."""
+    return entry_from_bytes(rel, read_bytes(root, rel))
 
 
 def _rank(entry: Entry) -> tuple[int, str]:

@@ -104,6 +104,8 @@ class FastEmbedder:
 
     @property
     def dim(self) -> int:
+        if self.settings.model == DEFAULT_MODEL:
+            return 384  # known without loading the model, so an idle sync stays cheap
         return int(self._load().embedding_size)
 
     def _load(self) -> Any:

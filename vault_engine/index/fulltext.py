@@ -19,7 +19,7 @@ from ..errors import IndexStale
 
 SCHEMA_VERSION = "memvault-fulltext-1"
 TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags")
-RAW_FIELDS = ("id", "type", "scope", "project", "trust", "lifecycle", "tier", "hash", "path")
+RAW_FIELDS = ("id", "type", "scope", "project", "trust", "lifecycle", "tier", "status", "hash", "path")
 BOOSTS = {"title": 2.0, "summary": 1.5, "trigger": 1.2, "tags": 1.5, "body": 1.0}
 _TERM = re.compile(r"\w+", re.UNICODE)
 WRITER_HEAP = 64 * 1024 * 1024
@@ -94,17 +94,21 @@ class FullTextIndex:
             writer.wait_merging_threads()
         self.index.reload()
 
-    def hashes(self) -> dict[str, str]:
-        """id -> content hash of every indexed document."""
+    def records(self) -> dict[str, tuple[str, str]]:
+        """id -> (path, content hash) of every indexed document."""
         searcher = self.index.searcher()
-        out: dict[str, str] = {}
+        out: dict[str, tuple[str, str]] = {}
         if not searcher.num_docs:
             return out
         result = searcher.search(self._tantivy.Query.all_query(), limit=searcher.num_docs)
         for _score, address in result.hits:
             doc = searcher.doc(address)
-            out[str(doc.get_first("id"))] = str(doc.get_first("hash"))
+            out[str(doc.get_first("id"))] = (str(doc.get_first("path")), str(doc.get_first("hash")))
         return out
+
+    def hashes(self) -> dict[str, str]:
+        """id -> content hash of every indexed document."""
+        return {memory_id: digest for memory_id, (_path, digest) in self.records().items()}
 
     def count(self) -> int:
         return int(self.index.searcher().num_docs)

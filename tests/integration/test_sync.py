@@ -1,0 +1,117 @@
+"""Sync against real files, the real Tantivy index and SQLite vectors (fake embedder for speed)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from vault_engine.index.fakes import HashEmbedder
+from vault_engine.store import STATE_DIR
+from vault_engine.sync import Indexes, sync
+from vault_engine.vault import NewMemory, Vault
+
+pytestmark = pytest.mark.slow
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = Path(folder) / name
+            info = path.stat()
+            out[str(path.relative_to(root))] = (info.st_mtime_ns, info.st_size)
+    return out
+
+
+@pytest.fixture
+def filled(make_vault: Callable[..., Vault]) -> Vault:
+    vault = make_vault()
+    vault.add(NewMemory("Tests use pytest fixtures from conftest.py, never setUp.", tags=("testing",)))
+    vault.add(NewMemory("Staging runs Postgres 16 with pgvector.", project="github.com/acme/api"))
+    vault.add(NewMemory("The client fails with ERR_CONN_RESET under heavy load.", trigger="When I debug resets"))
+    return vault
+
+
+def test_first_sync_indexes_everything_and_second_does_nothing(filled: Vault) -> None:
+    fake = HashEmbedder()
+    indexes = Indexes(filled.root, fake)
+    report = sync(filled.root, indexes)
+    assert len(report.plan.added) == 3 and report.embedded > 0
+    assert indexes.fulltext.count() == 3
+    assert [h.id for h in indexes.fulltext.search("ERR_CONN_RESET", 5)]
+    calls = fake.calls
+    before = _snapshot(filled.root)
+    again = sync(filled.root, indexes)
+    assert again.plan.empty and again.plan.unchanged == 3
+    assert again.parsed == 0 and again.embedded == 0 and fake.calls == calls
+    assert _snapshot(filled.root) == before  # nothing written, not even the state files
+    indexes.close()
+
+
+def test_edit_move_delete_are_applied(filled: Vault) -> None:
+    fake = HashEmbedder()
+    indexes = Indexes(filled.root, fake)
+    sync(filled.root, indexes)
+    entries, _ = filled.list()
+    edited, moved, deleted = entries[0], entries[1], entries[2]
+    path = filled.root / edited.path
+    path.write_text(path.read_text().replace(edited.memory.body, "Completely new words about kubernetes.\n"))
+    target = filled.root / "memories" / "renamed.md"
+    (filled.root / moved.path).rename(target)
+    (filled.root / deleted.path).unlink()
+    report = sync(filled.root, indexes)
+    assert report.plan.modified == (edited.memory.id,)
+    assert report.plan.moved == (moved.memory.id,)
+    assert report.plan.deleted == (deleted.memory.id,)
+    assert [h.id for h in indexes.fulltext.search("kubernetes", 5)] == [edited.memory.id]
+    assert indexes.fulltext.records()[moved.memory.id][0] == "memories/renamed.md"
+    assert deleted.memory.id not in indexes.vectors.hashes()
+    indexes.close()
+
+
+def test_counter_only_change_reindexes_text_but_does_not_re_embed(filled: Vault) -> None:
+    fake = HashEmbedder()
+    indexes = Indexes(filled.root, fake)
+    sync(filled.root, indexes)
+    entry = filled.list()[0][0]
+    path = filled.root / entry.path
+    path.write_text(path.read_text().replace("importance: 0.5", "importance: 0.7"))
+    calls = fake.calls
+    report = sync(filled.root, indexes)
+    assert report.plan.modified == (entry.memory.id,)
+    assert fake.calls == calls
+    indexes.close()
+
+
+@pytest.mark.parametrize("damage", ["delete", "garble"])
+def test_a_missing_or_corrupt_state_folder_is_rebuilt(filled: Vault, damage: str) -> None:
+    indexes = Indexes(filled.root, HashEmbedder())
+    sync(filled.root, indexes)
+    indexes.close()
+    state = filled.root / STATE_DIR
+    if damage == "delete":
+        shutil.rmtree(state)
+    else:
+        for path in state.rglob("*"):
+            if path.is_file():
+                path.write_bytes(b"\x00garbage" * 64)
+    fresh = Indexes(filled.root, HashEmbedder())
+    report = sync(filled.root, fresh)
+    assert fresh.fulltext.count() == 3
+    assert len(fresh.vectors.hashes()) == 3
+    if damage == "garble":
+        assert report.notice is not None and "rebuilt" in report.notice
+    fresh.close()
+
+
+def test_bad_files_are_reported_and_the_rest_indexed(filled: Vault) -> None:
+    (filled.root / "memories" / "broken.md").write_text("---\nid: m-x\ntitle: [oops\ntype: fact\n---\nbody\n")
+    indexes = Indexes(filled.root, HashEmbedder())
+    report = sync(filled.root, indexes)
+    assert indexes.fulltext.count() == 3
+    assert [p.path for p in report.problems] == ["memories/broken.md"]
+    indexes.close()
