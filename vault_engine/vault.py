@@ -665,6 +665,23 @@ class Vault:
                 applied.extend(diffs)
         return applied
 
+    # ------------------------------------------------------------ indexes
+
+    def sync(self, *, full: bool = False, embedder: Any = None) -> Any:
+        """Bring the search indexes in line with the files; returns a :class:`sync.SyncReport`."""
+        from .index.embedder import FastEmbedder
+        from .sync import Indexes, sync
+
+        model = embedder if embedder is not None else FastEmbedder(
+            self.config.embedding, self.root / store.STATE_DIR / "models"
+        )
+        with self.lock.hold():
+            indexes = Indexes(self.root, model)
+            try:
+                return sync(self.root, indexes, full=full)
+            finally:
+                indexes.close()
+
     # ------------------------------------------------------------ status
 
     def status(self) -> Status:
@@ -673,8 +690,8 @@ class Vault:
         events = list(self.journal.events())
         hot = [m for m in active if m.tier == "hot" and m.lifecycle != "superseded"]
         index_state = "not built"
-        if (self.root / store.STATE_DIR / "index").exists():
-            index_state = "present"
+        if (self.root / store.STATE_DIR / "fulltext" / "VERSION").exists():
+            index_state = "built (run `memvault sync` after editing files by hand)"
         return Status(
             vault=str(self.root),
             memories=len(active),

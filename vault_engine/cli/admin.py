@@ -122,3 +122,23 @@ def journal_replay(settings: Settings, apply_: bool) -> None:
         click.echo(f"warning: {warning}", err=True)
     if diffs and not apply_:
         sys.exit(1)
+
+
+@cli.command("sync")
+@click.option("--full", is_flag=True, help="Rebuild both indexes from scratch.")
+@common
+@click.pass_obj
+def sync_(settings: Settings, full: bool) -> None:
+    """Bring the search indexes in line with the files (only changed files are re-read)."""
+    report = settings.open_vault().sync(full=full)
+    plan = report.plan
+    data = {
+        "added": list(plan.added), "modified": list(plan.modified), "moved": list(plan.moved),
+        "deleted": list(plan.deleted), "unchanged": plan.unchanged, "parsed": report.parsed,
+        "embedded": report.embedded, "invalid": [p.one_line() for p in report.problems], "notice": report.notice,
+    }
+    if report.notice and not settings.as_json:
+        click.echo(report.notice, err=True)
+    emit(settings, data, lambda: click.echo(f"synced: {plan.summary()}; {report.embedded} texts embedded"))
+    for problem in report.problems:
+        click.echo(f"warning: {problem.one_line()}", err=True)
