@@ -26,6 +26,7 @@ TRASH_DIR = "trash"
 JOURNAL_DIR = "journal"
 SKIP_DIRS = frozenset({STATE_DIR, ".obsidian", ".git", JOURNAL_DIR, "node_modules"})
 ROOT_FILES = frozenset({"README.md", "INDEX.md"})
+INDEX_PAGE = "INDEX.md"  # generated at the root and in each project folder; never a memory
 MAX_FILE_BYTES = 16 * 1024 * 1024
 TEMPLATE_ENV = "MEMVAULT_TEMPLATE"
 DEFAULT_VAULT = Path("~/.memvault/vault")
@@ -215,7 +216,7 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
                 if folder == root and name in SKIP_DIRS:
                     continue
                 stack.append(Path(item.path))
-            elif name.endswith(".md") and not (folder == root and name in ROOT_FILES):
+            elif name.endswith(".md") and name != INDEX_PAGE and not (folder == root and name in ROOT_FILES):
                 if item.is_file():
                     yield rel, Path(item.path), None
                 else:  # a FIFO or device would block the reader forever

@@ -21,6 +21,7 @@ from .fsio import write_atomic
 from .index.embedder import Embedder
 from .index.fulltext import FullTextIndex
 from .index.vectors import VectorRow, VectorStore
+from .index_pages import write_pages
 from .memory import Memory, content_digest
 from .store import Entry
 
@@ -289,6 +290,8 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False) -> SyncReport:
         indexes.vectors.delete(plan.deleted)
     if documents or plan.deleted:
         indexes.fulltext.apply(documents, plan.deleted)
+    if not plan.empty or not (root / store.INDEX_PAGE).exists():
+        write_pages(root, store.scan(root).entries.values())
     if disk.stat_cache != old_cache:
         write_atomic(cache_path, json.dumps(disk.stat_cache, sort_keys=True, separators=(",", ":")))
     return SyncReport(plan, parsed, embedded, disk.problems, indexes.notice)
