@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Set up memvault and run it on the built-in default vault.
 # Creates ~/.memvault/vault (or $MEMVAULT_DIR) from the template on first
-# run, adds a few example memories, then prints the vault's status and
-# its memories. Running it again changes nothing in the vault.
+# run, adds a few example memories, builds the search indexes, then prints
+# the vault's status and its memories. Running it again changes nothing in the vault.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 
@@ -12,6 +12,7 @@ if [ ! -f "$VAULT/memvault.toml" ]; then
   .venv/bin/memvault init "$VAULT"
   "${MV[@]}" import scripts/examples.jsonl
 fi
+"${MV[@]}" sync
 echo
 "${MV[@]}" status
 echo
