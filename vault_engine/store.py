@@ -245,8 +245,13 @@ def read_entry(root: Path, rel: str) -> Entry:
     return entry_from_bytes(rel, read_bytes(root, rel))
 
 
-def _rank(entry: Entry) -> tuple[int, str]:
-    return (1 if entry.in_trash else 0, entry.path)
+def resolve_duplicate(memory_id: str, first: str, second: str) -> tuple[str, MemoryFileError]:
+    """Of two files holding one id, the path that wins and the problem reporting the other.
+
+    The copy outside the trash wins, then the first by path, so the choice never depends on scan order.
+    """
+    keep, drop = sorted((first, second), key=lambda p: (p.startswith(TRASH_DIR + "/"), p))
+    return keep, MemoryFileError(f"duplicate id {memory_id} (also in {keep}); this copy is ignored", path=drop)
 
 
 def scan(root: Path) -> Scan:
@@ -269,11 +274,9 @@ def scan(root: Path) -> Scan:
         if current is None:
             result.entries[memory_id] = entry
             continue
-        keep, drop = (current, entry) if _rank(current) <= _rank(entry) else (entry, current)
-        result.entries[memory_id] = keep
-        result.problems.append(
-            MemoryFileError(f"duplicate id {memory_id} (also in {keep.path}); this copy is ignored", path=drop.path)
-        )
+        keep, duplicate = resolve_duplicate(memory_id, current.path, entry.path)
+        result.entries[memory_id] = current if keep == current.path else entry
+        result.problems.append(duplicate)
     return result
 
 

@@ -137,11 +137,9 @@ def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]]) -> DiskState:
         if current is None:
             chosen[memory_id] = candidate
             continue
-        keep, drop = sorted((current, candidate), key=lambda f: (f.path.startswith(store.TRASH_DIR + "/"), f.path))
-        chosen[memory_id] = keep
-        problems.append(
-            MemoryFileError(f"duplicate id {memory_id} (also in {keep.path}); this copy is ignored", path=drop.path)
-        )
+        keep, duplicate = store.resolve_duplicate(memory_id, current.path, candidate.path)
+        chosen[memory_id] = current if keep == current.path else candidate
+        problems.append(duplicate)
     return DiskState(chosen, problems, parsed, cache)
 
 

@@ -26,7 +26,7 @@ from .errors import (
     NothingToUndo,
     VaultError,
 )
-from .ids import is_valid_id, new_memory_id
+from .ids import is_valid_id, new_event_id, new_memory_id
 from .journal import Event, Journal, MemoryState, forgotten_digests, replay
 from .memory import (
     ENUMS,
@@ -357,9 +357,10 @@ class Vault:
         added: list[str] = []
         merged: list[str] = []
         with self.lock.hold():
-            forgotten = self._forgotten()
+            journal_events = list(self.journal.events())
+            forgotten = forgotten_digests(journal_events)
             scan = self.scan()
-            used_ids = set(scan.entries) | {e.memory for e in self.journal.events()}
+            used_ids = set(scan.entries) | {e.memory for e in journal_events}
             by_digest = {
                 text_digest(memory_text(e.memory)): e for e in scan.active() if e.memory.lifecycle != "superseded"
             }
@@ -451,7 +452,7 @@ class Vault:
                 newer = old.memory.superseded_by or "a newer version"
                 raise InvalidInput(f"{memory_id} is superseded by {newer}; correct that one instead")
             body = redact(text.strip("\n")).rstrip() + "\n"
-            event_id_holder = Event("correct", memory_id)
+            event_id = new_event_id()
             new = old.memory.replace(
                 id=new_memory_id(),
                 title=redact(title.strip()) if title and title.strip() else old.memory.title,
@@ -461,7 +462,7 @@ class Vault:
                 lifecycle="proven",
                 supersedes=memory_id,
                 superseded_by=None,
-                evidence=(*old.memory.evidence, {"event": event_id_holder.id, "source": "user"}),
+                evidence=(*old.memory.evidence, {"event": event_id, "source": "user"}),
                 proof_count=1,
                 applied={k: 0 for k in old.memory.applied},
                 last_applied=None,
@@ -482,7 +483,7 @@ class Vault:
                     "title": new.title,
                     "text_sha256": text_digest(body),
                 },
-                id=event_id_holder.id,
+                id=event_id,
             )
             folder = old.path.rsplit("/", 1)[0] if "/" in old.path else store.folder_for(new)
             rel = store.choose_path(self.root, folder, new)
