@@ -24,6 +24,7 @@ CONFIG_FILE = "memvault.toml"
 class VaultSettings:
     lock_timeout: float = 5.0
     trash_days: int = 30
+    auto_sync: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,11 @@ class RetrievalSettings:
     limit: int = 10
     max_context_chars: int = 4000
     min_score: float = 0.1
+    vector_fusion: str = "max"
+    candidates: int = 50
+    duplicate_similarity: float = 0.95
+    revive_score: float = 0.5
+    neighbour_factor: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +108,11 @@ class IngestSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class WatchSettings:
+    debounce_ms: int = 150
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSettings:
     port: int = 7788
 
@@ -119,6 +130,7 @@ class VaultConfig:
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     llm: LlmSettings = field(default_factory=LlmSettings)
     ingest: IngestSettings = field(default_factory=IngestSettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
 
 
@@ -177,6 +189,17 @@ def _coerce(value: Any, current: Any, where: str, path: Path | None, from_env: b
     raise ConfigError(f"setting {where} must be a {_KINDS[type(current)]}, got {value!r}", path=path)
 
 
+CHOICES: dict[str, tuple[str, ...]] = {
+    "retrieval.vector_fusion": ("max", "lanes"),
+}
+
+
+def _check_choice(where: str, value: Any, path: Path | None) -> None:
+    key = where.split(" ", 1)[0]
+    if key in CHOICES and value not in CHOICES[key]:
+        raise ConfigError(f"setting {where} must be one of {', '.join(CHOICES[key])}, got {value!r}", path=path)
+
+
 def _apply(section: Any, values: Mapping[str, Any], prefix: str, path: Path | None) -> Any:
     names = {f.name for f in dataclasses.fields(section)}
     changes = {}
@@ -184,6 +207,7 @@ def _apply(section: Any, values: Mapping[str, Any], prefix: str, path: Path | No
         if key not in names:
             raise ConfigError(f"unknown setting {prefix}.{key}", path=path)
         changes[key] = _coerce(value, getattr(section, key), f"{prefix}.{key}", path)
+        _check_choice(f"{prefix}.{key}", changes[key], path)
     return dataclasses.replace(section, **changes)
 
 
@@ -218,6 +242,7 @@ def load(root: Path | None, environ: Mapping[str, str] | None = None) -> VaultCo
             if var in env:
                 where = f"{name}.{f.name} (from {var})"
                 overrides[f.name] = _coerce(env[var], getattr(section, f.name), where, None, from_env=True)
+                _check_choice(where, overrides[f.name], None)
         if overrides:
             sections[name] = dataclasses.replace(section, **overrides)
     return VaultConfig(**sections)

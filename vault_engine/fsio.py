@@ -141,16 +141,17 @@ class WriterLock:
     ``timeout`` seconds, then gets :class:`VaultBusy`.  Readers never take it.
     """
 
-    def __init__(self, path: Path, timeout: float):
+    def __init__(self, path: Path, timeout: float, what: str = "writing"):
         self.path = path
         self.timeout = timeout
+        self.what = what
         self._fd: int | None = None
         self._depth = 0
         self._thread_lock = threading.RLock()  # flock alone does not exclude threads sharing this object
 
     def _busy(self) -> VaultBusy:
         return VaultBusy(
-            f"vault is busy: another memvault process is writing "
+            f"vault is busy: another memvault process is {self.what} "
             f"(waited {self.timeout:g}s for {self.path}); try again"
         )
 

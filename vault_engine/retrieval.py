@@ -13,12 +13,29 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from typing import Protocol
 
 from .config import RetrievalSettings
-from .memory import Memory
 
 TRUST_SIGNAL = {"system": 1.0, "learned": 0.5, "external": 0.0}
 RECENCY_HALF_LIFE_DAYS = 90.0
+
+
+class Signals(Protocol):
+    """What the boosts read from a memory (a Memory or a catalog row)."""
+
+    @property
+    def created(self) -> datetime | None: ...
+    @property
+    def updated(self) -> datetime | None: ...
+    @property
+    def occurred_at(self) -> date | datetime | None: ...
+    @property
+    def proof_count(self) -> int: ...
+    @property
+    def applied(self) -> Mapping[str, int]: ...
+    @property
+    def trust(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +96,7 @@ def _age_signal(moment: datetime | date | None, now: datetime) -> float | None:
     return math.pow(0.5, days / RECENCY_HALF_LIFE_DAYS)
 
 
-def signals(memory: Memory, now: datetime) -> dict[str, float | None]:
+def signals(memory: Signals, now: datetime) -> dict[str, float | None]:
     """Each boost signal of ``memory`` in [0, 1], or None when the memory has no such signal."""
     applied = memory.applied
     good = applied.get("used-successfully", 0)
@@ -93,7 +110,7 @@ def signals(memory: Memory, now: datetime) -> dict[str, float | None]:
     }
 
 
-def boost(item: Fused, memory: Memory, settings: RetrievalSettings, now: datetime) -> Boosted:
+def boost(item: Fused, memory: Signals, settings: RetrievalSettings, now: datetime) -> Boosted:
     """Apply ``base * prod(1 + alpha * (signal - 0.5))``; a missing signal gives exactly 1.0."""
     alphas = {
         "recency": settings.alpha_recency,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from . import store
 from .errors import IndexStale, MemoryFileError, VaultError
 from .fsio import write_atomic
+from .index.catalog import Catalog, CatalogRow, row_from_entry
 from .index.embedder import Embedder
 from .index.fulltext import FullTextIndex
 from .index.vectors import VectorRow, VectorStore
@@ -116,6 +118,7 @@ def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]]) -> DiskState:
             continue
         known = stat_cache.get(rel)
         entry: Entry | None = None
+        keep_old = False
         if known and len(known) == 4 and known[0] == info.st_mtime_ns and known[1] == info.st_size:
             digest, memory_id = str(known[2]), str(known[3])
         else:
@@ -130,8 +133,12 @@ def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]]) -> DiskState:
                     memory_id = entry.memory.id
             except MemoryFileError as exc:
                 problems.append(exc)
-                continue
-        cache[rel] = [info.st_mtime_ns, info.st_size, digest, memory_id]
+                if not known or len(known) != 4:
+                    continue
+                # A file that is invalid for a while (mid-edit) keeps what the
+                # indexes hold; the cached stat is kept old so it is re-read next time.
+                digest, memory_id, entry, keep_old = str(known[2]), str(known[3]), None, True
+        cache[rel] = list(known) if keep_old and known else [info.st_mtime_ns, info.st_size, digest, memory_id]
         candidate = DiskFile(rel, digest, memory_id, entry)
         current = chosen.get(memory_id)
         if current is None:
@@ -176,6 +183,7 @@ def fulltext_document(entry: Entry, digest: str) -> dict[str, Any]:
 
 STAT_CACHE = "sync-files.json"
 EMBED_BATCH = 256
+Progress = Callable[[int, int], None]
 
 
 @dataclass(slots=True)
@@ -187,46 +195,60 @@ class SyncReport:
     embedded: int
     problems: list[VaultError]
     notice: str | None = None
+    seconds_embedding: float = 0.0
 
 
 class Indexes:
-    """The derived indexes of one vault, rebuilt automatically when stale."""
+    """The derived indexes of one vault, rebuilt automatically when any part is stale."""
 
     def __init__(self, root: Path, embedder: Embedder):
         self.state_dir = root / store.STATE_DIR
         self.embedder = embedder
         self.notice: str | None = None
-        self.fulltext, self.vectors = self._open()
+        self.fulltext, self.vectors, self.catalog = self._open()
 
-    def _paths(self) -> tuple[Path, Path]:
-        return self.state_dir / "fulltext", self.state_dir / "vectors.sqlite"
+    def _paths(self) -> tuple[Path, Path, Path]:
+        return self.state_dir / "fulltext", self.state_dir / "vectors.sqlite", self.state_dir / "catalog.sqlite"
 
-    def _open(self) -> tuple[FullTextIndex, VectorStore]:
-        ft_path, vec_path = self._paths()
+    def _try_open(self) -> tuple[FullTextIndex, VectorStore, Catalog]:
+        ft_path, vec_path, cat_path = self._paths()
+        fulltext = FullTextIndex(ft_path)
+        vectors = VectorStore(vec_path, self.embedder.name, self.embedder.dim)
         try:
-            return FullTextIndex(ft_path), VectorStore(vec_path, self.embedder.name, self.embedder.dim)
+            catalog = Catalog(cat_path)
+            catalog.records()
+        except IndexStale:
+            vectors.close()
+            raise
+        return fulltext, vectors, catalog
+
+    def _open(self) -> tuple[FullTextIndex, VectorStore, Catalog]:
+        try:
+            return self._try_open()
         except IndexStale as exc:
             self.notice = f"notice: {exc.one_line()}"
             self._remove()
-            return FullTextIndex(ft_path), VectorStore(vec_path, self.embedder.name, self.embedder.dim)
+            return self._try_open()
 
     def _remove(self) -> None:
-        ft_path, vec_path = self._paths()
+        ft_path, vec_path, cat_path = self._paths()
         FullTextIndex.remove(ft_path)
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                Path(str(vec_path) + suffix).unlink()
+        for base in (vec_path, cat_path):
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    Path(str(base) + suffix).unlink()
         with contextlib.suppress(FileNotFoundError):
             (self.state_dir / STAT_CACHE).unlink()
 
     def rebuild(self) -> None:
-        """Drop both indexes (and the stat cache) and start empty."""
-        self.vectors.close()
+        """Drop every index (and the stat cache) and start empty."""
+        self.close()
         self._remove()
-        self.fulltext, self.vectors = self._open()
+        self.fulltext, self.vectors, self.catalog = self._open()
 
     def close(self) -> None:
         self.vectors.close()
+        self.catalog.close()
 
 
 def _load_stat_cache(path: Path) -> dict[str, list[Any]]:
@@ -237,24 +259,42 @@ def _load_stat_cache(path: Path) -> dict[str, list[Any]]:
     return data if isinstance(data, dict) else {}
 
 
-def sync(root: Path, indexes: Indexes, *, full: bool = False) -> SyncReport:
-    """Bring both indexes in line with the files (the caller holds the writer lock)."""
+def _embed(embedder: Embedder, texts: list[str], progress: Progress | None) -> list[Any]:
+    vectors: list[Any] = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        vectors.extend(embedder.embed(texts[start : start + EMBED_BATCH]))
+        if progress is not None:
+            progress(len(vectors), len(texts))
+    return vectors
+
+
+def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
+    """Bring every index in line with the files (the caller holds the writer lock).
+
+    Order of writes: vectors, full text, catalog.  The catalog is the record
+    sync plans against, so a crash before its commit just re-plans the rest.
+    """
     if full:
         indexes.rebuild()
     cache_path = indexes.state_dir / STAT_CACHE
     old_cache = _load_stat_cache(cache_path)
     disk = read_disk(root, old_cache)
-    records = indexes.fulltext.records()
+    records = indexes.catalog.records()
     indexed = {memory_id: Located(path, digest) for memory_id, (path, digest) in records.items()}
     plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)
     vector_hashes = indexes.vectors.hashes()
-    # Vectors lost or torn while the text index kept its documents are redone too.
-    missing_vectors = [i for i in disk.files if i in indexed and i not in vector_hashes and i not in plan.modified]
+    touched = set(plan.added) | set(plan.modified) | set(plan.moved)
+    # Parts lost or torn while the catalog kept its rows (a crash, a deleted
+    # folder) are redone too: missing vectors, or a full-text index out of step.
+    repair = [i for i in disk.files if i in indexed and i not in touched and i not in vector_hashes]
+    if indexes.fulltext.count() != len(indexed):
+        repair = [i for i in disk.files if i in indexed and i not in touched]
 
     documents: list[dict[str, Any]] = []
+    rows: list[CatalogRow] = []
     pending: list[tuple[str, str, list[tuple[str, int, str]]]] = []
     parsed = disk.parsed
-    for memory_id in (*plan.added, *plan.modified, *plan.moved, *missing_vectors):
+    for memory_id in (*plan.added, *plan.modified, *plan.moved, *repair):
         file = disk.files[memory_id]
         entry = file.entry
         if entry is None:
@@ -265,31 +305,32 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False) -> SyncReport:
                 continue
             parsed += 1
         documents.append(fulltext_document(entry, file.digest))
+        rows.append(row_from_entry(entry, file.digest))
         texts = embedding_texts(entry.memory, indexes.embedder)
         fingerprint = text_fingerprint(texts)
         if vector_hashes.get(memory_id) != fingerprint:
             pending.append((memory_id, fingerprint, texts))
 
-    embedded = 0
     flat = [text for _, _, texts in pending for _, _, text in texts]
-    vectors: list[Any] = []
-    for start in range(0, len(flat), EMBED_BATCH):
-        vectors.extend(indexes.embedder.embed(flat[start : start + EMBED_BATCH]))
-        embedded = len(vectors)
+    started = time.perf_counter()
+    vectors = _embed(indexes.embedder, flat, progress)
+    seconds = time.perf_counter() - started
     position = 0
     items = []
     for memory_id, fingerprint, texts in pending:
-        rows = [VectorRow(lane, chunk, vectors[position + n]) for n, (lane, chunk, _) in enumerate(texts)]
+        vector_rows = [VectorRow(lane, chunk, vectors[position + n]) for n, (lane, chunk, _) in enumerate(texts)]
         position += len(texts)
-        items.append((memory_id, fingerprint, rows))
+        items.append((memory_id, fingerprint, vector_rows))
     if items:
         indexes.vectors.put_many(items)
     if plan.deleted:
         indexes.vectors.delete(plan.deleted)
     if documents or plan.deleted:
         indexes.fulltext.apply(documents, plan.deleted)
+    if rows or plan.deleted:
+        indexes.catalog.apply(rows, plan.deleted)
     if not plan.empty or not (root / store.INDEX_PAGE).exists():
-        write_pages(root, store.scan(root).entries.values())
+        write_pages(root, indexes.catalog.rows())
     if disk.stat_cache != old_cache:
         write_atomic(cache_path, json.dumps(disk.stat_cache, sort_keys=True, separators=(",", ":")))
-    return SyncReport(plan, parsed, embedded, disk.problems, indexes.notice)
+    return SyncReport(plan, parsed, len(vectors), disk.problems, indexes.notice, seconds)

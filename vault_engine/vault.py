@@ -8,14 +8,16 @@ change can be explained, replayed and undone.
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 import re
+import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from . import config as config_mod
 from . import fsio, store
@@ -40,6 +42,38 @@ from .memory import (
 from .redact import redact
 from .store import Entry, Scan
 from .text import is_one_off, make_summary, make_title
+
+if TYPE_CHECKING:
+    from .index.embedder import Embedder
+    from .search import SearchRequest, SearchResult
+    from .sync import Progress, SyncReport
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def indexed(method: Callable[P, R]) -> Callable[P, R]:
+    """Run a write, then bring the indexes up to date when the vault syncs automatically.
+
+    The write has happened by then: a failing sync becomes ``index_warning``,
+    never an error that would hide a saved memory.
+    """
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        self = args[0]
+        assert isinstance(self, Vault)
+        depth = getattr(self._nesting, "depth", 0)
+        self._nesting.depth = depth + 1
+        try:
+            result = method(*args, **kwargs)
+        finally:
+            self._nesting.depth = depth
+        if depth == 0:  # the outermost write syncs once, after releasing the writer lock
+            self._after_write()
+        return result
+
+    return wrapper
 
 
 def now() -> datetime:
@@ -132,16 +166,49 @@ def memory_chars(memory: Memory) -> int:
 class Vault:
     """One open vault."""
 
-    def __init__(self, root: Path, config: VaultConfig | None = None):
+    def __init__(self, root: Path, config: VaultConfig | None = None, *, auto_sync: bool = False,
+                 embedder: Embedder | None = None, progress: Progress | None = None):
         self.root = root
         self.config = config if config is not None else config_mod.load(root)
         self.journal = Journal(root / store.JOURNAL_DIR)
         self.lock = fsio.WriterLock(root / store.STATE_DIR / "lock", self.config.vault.lock_timeout)
+        # Syncs exclude each other, not writers: a writer never waits for the model.
+        self.index_lock = fsio.WriterLock(root / store.STATE_DIR / "index.lock",
+                                          max(60.0, self.config.vault.lock_timeout), what="updating the search indexes")
+        self.auto_sync = auto_sync
+        self.progress = progress
+        self.index_warning: str | None = None
+        self._nesting = threading.local()
+        self.last_sync: SyncReport | None = None
+        self._embedder = embedder
 
     @classmethod
-    def open(cls, explicit: Path | None = None) -> Vault:
-        """Discover and open the vault (see :func:`store.discover`)."""
-        return cls(store.discover(explicit))
+    def open(cls, explicit: Path | None = None, *, auto_sync: bool = False,
+             progress: Progress | None = None) -> Vault:
+        """Discover and open the vault (see :func:`store.discover`).
+
+        With ``auto_sync`` (and ``vault.auto_sync`` on in the config) every
+        write leaves the search indexes current.
+        """
+        root = store.discover(explicit)
+        config = config_mod.load(root)
+        return cls(root, config, auto_sync=auto_sync and config.vault.auto_sync, progress=progress)
+
+    def embedder(self) -> Embedder:
+        """The embedding model (loaded once per process, on first use)."""
+        if self._embedder is None:
+            from .index.embedder import shared_embedder
+
+            self._embedder = shared_embedder(self.config.embedding, self.root / store.STATE_DIR / "models")
+        return self._embedder
+
+    def _after_write(self) -> None:
+        if not self.auto_sync:
+            return
+        try:
+            self.last_sync = self.sync()
+        except VaultError as exc:
+            self.index_warning = f"warning: search indexes not updated ({exc.one_line()}); run `memvault sync`"
 
     # ------------------------------------------------------------ reading
 
@@ -292,6 +359,7 @@ class Vault:
 
     # ------------------------------------------------------------ add / import
 
+    @indexed
     def add(self, request: NewMemory, *, allow_one_off: bool = False, allow_forgotten: bool = False) -> AddResult:
         """Remember one memory; the same text twice adds evidence instead of a duplicate.
 
@@ -326,6 +394,7 @@ class Vault:
             self.journal.append([self._add_event(memory)])
         return AddResult(memory.id, rel, True)
 
+    @indexed
     def import_jsonl(self, lines: Iterable[str], source_name: str = "<stdin>") -> ImportResult:
         """Bulk add: one JSON object per line (frontmatter keys plus ``body``).
 
@@ -438,6 +507,7 @@ class Vault:
 
     # ------------------------------------------------------------ correct
 
+    @indexed
     def correct(self, memory_id: str, text: str, title: str | None = None) -> ChangeResult:
         """Write a new version of a memory; the old one becomes superseded (history kept)."""
         if not text.strip():
@@ -527,6 +597,7 @@ class Vault:
         store.move(self.root, entry.path, dest, memory, None)
         return dest
 
+    @indexed
     def forget(self, memory_id: str, *, permanent: bool = False) -> ChangeResult:
         """Move a memory to the trash with a tombstone, or purge every trace of it."""
         stamp = now()
@@ -550,6 +621,7 @@ class Vault:
     def trash_list(self) -> builtins.list[Entry]:
         return sorted(self.scan().trashed(), key=lambda e: e.path)
 
+    @indexed
     def restore(self, memory_id: str) -> ChangeResult:
         """Bring a memory back from the trash to where it was."""
         stamp = now()
@@ -562,6 +634,7 @@ class Vault:
             self.journal.append([event])
         return ChangeResult("restored", memory_id, dest, event=event.id)
 
+    @indexed
     def trash_empty(self, *, expired_only: bool = False) -> builtins.list[str]:
         """Delete trashed memories for good (only expired ones with ``expired_only``)."""
         stamp = now()
@@ -581,6 +654,7 @@ class Vault:
 
     # ------------------------------------------------------------ rollback
 
+    @indexed
     def rollback(self, memory_id: str) -> ChangeResult:
         """Undo the last correct or forget of ``memory_id`` (either version of a correction)."""
         stamp = now()
@@ -653,6 +727,7 @@ class Vault:
         """Where the files' lifecycle and counters differ from what the journal tells."""
         return [diff for _, diffs in self._replay_plan() for diff in diffs]
 
+    @indexed
     def replay_apply(self) -> builtins.list[ReplayDiff]:
         """Rewrite lifecycle and counters of every file that disagrees with the journal."""
         applied: builtins.list[ReplayDiff] = []
@@ -668,20 +743,39 @@ class Vault:
 
     # ------------------------------------------------------------ indexes
 
-    def sync(self, *, full: bool = False, embedder: Any = None) -> Any:
-        """Bring the search indexes in line with the files; returns a :class:`sync.SyncReport`."""
-        from .index.embedder import FastEmbedder
+    def sync(self, *, full: bool = False, embedder: Embedder | None = None) -> SyncReport:
+        """Bring the search indexes in line with the files."""
         from .sync import Indexes, sync
 
-        model = embedder if embedder is not None else FastEmbedder(
-            self.config.embedding, self.root / store.STATE_DIR / "models"
-        )
-        with self.lock.hold():
+        model = embedder if embedder is not None else self.embedder()
+        with self.index_lock.hold():
             indexes = Indexes(self.root, model)
             try:
-                return sync(self.root, indexes, full=full)
+                return sync(self.root, indexes, full=full, progress=self.progress)
             finally:
                 indexes.close()
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Hybrid search; builds the indexes first when they are missing or unreadable."""
+        from .errors import IndexStale
+        from .search import Searcher
+
+        notice = None
+        if not (self.root / store.STATE_DIR / "catalog.sqlite").exists():
+            report = self.sync()
+            notice = report.notice or f"notice: built the search indexes ({report.plan.summary()})"
+        try:
+            searcher = Searcher(self.root, self.config, self.embedder())
+        except IndexStale:
+            report = self.sync()
+            notice = report.notice
+            searcher = Searcher(self.root, self.config, self.embedder())
+        try:
+            result = searcher.search(request)
+        finally:
+            searcher.close()
+        result.notice = notice
+        return result
 
     # ------------------------------------------------------------ status
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from vault_engine import store
+from vault_engine.index.catalog import CatalogRow, row_from_entry
 from vault_engine.index_pages import HEADER, write_pages
 from vault_engine.vault import NewMemory, Vault
+
+
+def rows(vault: Vault) -> list[CatalogRow]:
+    return [row_from_entry(e, "") for e in store.scan(vault.root).entries.values()]
 
 
 def test_pages_list_memories_by_scope_project_and_type(make_vault: Callable[..., Vault]) -> None:
@@ -15,7 +20,7 @@ def test_pages_list_memories_by_scope_project_and_type(make_vault: Callable[...,
     p = vault.add(NewMemory("Staging runs Postgres 16.", project="github.com/acme/api")).id
     old = vault.add(NewMemory("Old rule about tabs.")).id
     vault.correct(old, "New rule: spaces.")
-    written = write_pages(vault.root, store.scan(vault.root).entries.values())
+    written = write_pages(vault.root, rows(vault))
     assert written == ["INDEX.md", "memories/projects/github.com-acme-api/INDEX.md"]
     root_page = (vault.root / "INDEX.md").read_text()
     assert root_page.startswith(HEADER)
@@ -25,15 +30,15 @@ def test_pages_list_memories_by_scope_project_and_type(make_vault: Callable[...,
     project_page = (vault.root / "memories/projects/github.com-acme-api/INDEX.md").read_text()
     assert p in project_page and "Staging runs Postgres 16" in project_page
     # Pages are not memories, and an unchanged vault rewrites nothing.
-    assert all(not e.path.endswith("INDEX.md") for e in store.scan(vault.root).entries.values())
-    assert write_pages(vault.root, store.scan(vault.root).entries.values()) == []
+    assert all(not e.path.endswith("INDEX.md") for e in rows(vault))
+    assert write_pages(vault.root, rows(vault)) == []
 
 
 def test_a_project_page_without_memories_is_removed(make_vault: Callable[..., Vault]) -> None:
     vault = make_vault()
     p = vault.add(NewMemory("Staging runs Postgres 16.", project="github.com/acme/api")).id
-    write_pages(vault.root, store.scan(vault.root).entries.values())
+    write_pages(vault.root, rows(vault))
     vault.forget(p)
-    written = write_pages(vault.root, store.scan(vault.root).entries.values())
+    written = write_pages(vault.root, rows(vault))
     assert "memories/projects/github.com-acme-api/INDEX.md" in written
     assert not (vault.root / "memories/projects/github.com-acme-api/INDEX.md").exists()

@@ -87,14 +87,22 @@ def cli(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
     ctx.obj = Settings(vault_path=vault_path, as_json=as_json)
 
 
+@cli.result_callback()
+@click.pass_obj
+def _after(settings: Settings, /, *_args: object, **_kwargs: object) -> None:
+    """After any command: say so when a write could not update the search indexes."""
+    for warning in settings.index_warnings():
+        click.echo(warning, err=True)
+
+
 def main() -> None:
     """Console entry point."""
     cli.main(prog_name="memvault")
 
 
-from . import admin, memories  # noqa: E402  (commands register themselves on `cli`)
+from . import admin, memories, search  # noqa: E402  (commands register themselves on `cli`)
 
-__all__ = ["admin", "cli", "main", "memories"]
+__all__ = ["admin", "cli", "main", "memories", "search"]
 
 if __name__ == "__main__":  # pragma: no cover
     main()

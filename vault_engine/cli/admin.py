@@ -81,7 +81,7 @@ def trash_list(settings: Settings) -> None:
 @click.pass_obj
 def trash_restore(settings: Settings, memory_id: str) -> None:
     """Bring ID back from the trash to where it was."""
-    result = settings.open_vault().restore(memory_id)
+    result = settings.open_vault(write=True).restore(memory_id)
     emit(settings, {"action": result.action, "id": result.id, "path": result.path},
          lambda: click.echo(f"restored {result.id} to {result.path}"))
 
@@ -92,7 +92,7 @@ def trash_restore(settings: Settings, memory_id: str) -> None:
 @click.pass_obj
 def trash_empty(settings: Settings, expired: bool) -> None:
     """Delete trashed memories for good."""
-    purged = settings.open_vault().trash_empty(expired_only=expired)
+    purged = settings.open_vault(write=True).trash_empty(expired_only=expired)
     emit(settings, {"purged": purged}, lambda: click.echo(f"deleted {len(purged)} trashed memories"))
 
 
@@ -107,7 +107,7 @@ def journal() -> None:
 @click.pass_obj
 def journal_replay(settings: Settings, apply_: bool) -> None:
     """Rebuild lifecycle and counters from the journal; show (or --apply) the differences."""
-    vault = settings.open_vault()
+    vault = settings.open_vault(write=apply_)
     diffs = vault.replay_apply() if apply_ else vault.replay_diff()
     data = {"applied": apply_, "differences": [asdict(d) for d in diffs], "warnings": vault.journal.warnings}
 

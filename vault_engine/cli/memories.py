@@ -69,7 +69,7 @@ def add(settings: Settings, text: str, title: str | None, type_: str, klass: str
         tasks=tasks, operations=operations, phases=phases, tags=tags, trust=trust, authority=authority,
         recall=recall, tier=tier, importance=importance, source=source, summary=summary, trigger=trigger,
     )
-    result = settings.open_vault().add(request, allow_one_off=force, allow_forgotten=allow_forgotten)
+    result = settings.open_vault(write=True).add(request, allow_one_off=force, allow_forgotten=allow_forgotten)
 
     def human() -> None:
         click.echo(result.id)
@@ -91,7 +91,7 @@ def import_(settings: Settings, file: str) -> None:
     """
     from ..errors import InvalidInput
 
-    vault = settings.open_vault()
+    vault = settings.open_vault(write=True)
     if file == "-":
         result = vault.import_jsonl(sys.stdin.read().splitlines(), "<stdin>")
     else:
@@ -178,7 +178,7 @@ def correct(settings: Settings, memory_id: str, text: str, title: str | None) ->
     """Correct a memory: a new version replaces it; the old one is kept as superseded."""
     if text == "-":
         text = sys.stdin.read()
-    result = settings.open_vault().correct(memory_id, text, title)
+    result = settings.open_vault(write=True).correct(memory_id, text, title)
     emit(settings, _change_json(result), lambda: click.echo(f"{result.id} supersedes {result.related}"))
 
 
@@ -190,7 +190,7 @@ def correct(settings: Settings, memory_id: str, text: str, title: str | None) ->
 @click.pass_obj
 def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
     """Forget a memory: move it to the trash (reversible), or purge it with --permanent."""
-    result = settings.open_vault().forget(memory_id, permanent=permanent)
+    result = settings.open_vault(write=True).forget(memory_id, permanent=permanent)
     message = (f"purged {memory_id}" if permanent
                else f"moved {memory_id} to {result.path} (undo: memvault rollback {memory_id})")
     emit(settings, _change_json(result), lambda: click.echo(message))
@@ -202,7 +202,7 @@ def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
 @click.pass_obj
 def rollback(settings: Settings, memory_id: str) -> None:
     """Undo the last correct or forget of ID."""
-    result = settings.open_vault().rollback(memory_id)
+    result = settings.open_vault(write=True).rollback(memory_id)
 
     def human() -> None:
         if result.action == "restored":

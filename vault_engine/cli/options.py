@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,15 +14,50 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class ProgressBar:
+    """A progress bar on stderr, drawn only on a terminal; a callable ``(done, total)``."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self._bar: Any = None
+        self._done = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self._bar is None:
+            if total < 1:
+                return
+            self._bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self._bar.__enter__()
+        self._bar.update(done - self._done)
+        self._done = done
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+            self._done = 0
+
+
 @dataclass(slots=True)
 class Settings:
     vault_path: str | None = None
     as_json: bool = False
+    opened: list[Any] = field(default_factory=list)
 
-    def open_vault(self) -> Any:
+    def open_vault(self, *, write: bool = False) -> Any:
+        """The vault; a ``write`` command keeps the indexes current (with a bar on a terminal)."""
         from ..vault import Vault
 
-        return Vault.open(Path(self.vault_path) if self.vault_path else None)
+        interactive = not self.as_json and sys.stderr.isatty()
+        vault = Vault.open(Path(self.vault_path) if self.vault_path else None, auto_sync=write,
+                           progress=ProgressBar("embedding") if interactive else None)
+        self.opened.append(vault)
+        return vault
+
+    def index_warnings(self) -> list[str]:
+        return [v.index_warning for v in self.opened if getattr(v, "index_warning", None)]
 
 
 def _merge_vault(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:

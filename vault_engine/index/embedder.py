@@ -176,3 +176,16 @@ class FastEmbedder:
             end = offsets[start + window][0] if start + window < len(offsets) else len(text)
             pieces.append(text[begin:end])
         return pieces
+
+
+_shared: dict[tuple[EmbeddingSettings, Path], FastEmbedder] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_embedder(settings: EmbeddingSettings, cache_dir: Path) -> FastEmbedder:
+    """One loaded model per (settings, folder) in this process: later commands reuse it."""
+    key = (settings, cache_dir.resolve())
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = FastEmbedder(settings, cache_dir)
+        return _shared[key]

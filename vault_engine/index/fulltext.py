@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,9 +43,23 @@ def _schema() -> Any:
     return builder.build()
 
 
+# Function words that match nearly every memory: dropped from queries (not
+# from the index) unless nothing else is left, so "a kitten on the rug"
+# is not a match for every memory that says "a" or "the".
+STOPWORDS = frozenset("""
+a about after all also am an and any are as at be been before being but by can could did do does doing done
+for from had has have having he her here hers him his how i if in into is it its itself just me my myself no
+nor not of off on once only or our ours out over own s same she should so some such t than that the their
+theirs them then there these they this those through to too under until up very was we were what when where
+which while who whom why will with would you your yours
+""".split())
+
+
 def query_terms(text: str) -> str:
     """User text reduced to plain terms, so query syntax in it can never misfire."""
-    return " ".join(_TERM.findall(text))
+    terms = [t.casefold() for t in _TERM.findall(text)]  # lower case: AND, OR, NOT are never operators
+    content = [t for t in terms if t not in STOPWORDS]
+    return " ".join(content or terms)
 
 
 class FullTextIndex:
@@ -113,23 +127,39 @@ class FullTextIndex:
     def count(self) -> int:
         return int(self.index.searcher().num_docs)
 
-    def search(self, text: str, limit: int, filters: Mapping[str, Iterable[str]] | None = None) -> list[TextHit]:
-        """BM25 hits for ``text``; ``filters`` maps raw fields to allowed values."""
+    def search(
+        self,
+        text: str,
+        limit: int,
+        filters: Mapping[str, Iterable[str]] | None = None,
+        *,
+        any_of: Sequence[Sequence[tuple[str, str]]] = (),
+        exclude: Sequence[tuple[str, str]] = (),
+    ) -> list[TextHit]:
+        """BM25 hits for ``text``.
+
+        ``filters`` maps raw fields to allowed values; each group of ``any_of``
+        must match at least one (field, value); no ``exclude`` pair may match.
+        """
         terms = query_terms(text)
         if not terms:
             return []
         tantivy = self._tantivy
+        schema = self.index.schema
         parsed, _errors = self.index.parse_query_lenient(
             terms, default_field_names=list(TEXT_FIELDS), field_boosts=BOOSTS
         )
+        groups = [[(field, v) for v in values] for field, values in (filters or {}).items()]
         clauses = [(tantivy.Occur.Must, parsed)]
-        for field, values in (filters or {}).items():
-            options = [(tantivy.Occur.Should, tantivy.Query.term_query(self.index.schema, field, v)) for v in values]
+        for group in [*groups, *any_of]:
+            options = [(tantivy.Occur.Should, tantivy.Query.term_query(schema, f, v)) for f, v in group]
             clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(options)))
+        for field, value in exclude:
+            clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_query(schema, field, value)))
         query = tantivy.Query.boolean_query(clauses)
         searcher = self.index.searcher()
         result = searcher.search(query, limit=limit)
-        snippets = tantivy.SnippetGenerator.create(searcher, parsed, self.index.schema, "summary")
+        snippets = tantivy.SnippetGenerator.create(searcher, parsed, schema, "summary")
         snippets.set_max_num_chars(160)
         hits = []
         for score, address in result.hits:

@@ -64,6 +64,7 @@ class VectorStore:
         self._ids: list[str] = []
         self._row_id: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._row_lane: npt.NDArray[np.int8] = np.zeros(0, dtype=np.int8)
+        self._index: dict[str, int] | None = None
 
     def close(self) -> None:
         self._db.close()
@@ -126,17 +127,48 @@ class VectorStore:
             row_id[n] = index[memory_id]
             row_lane[n] = lane_number.get(lane, -1)
         self._matrix, self._ids, self._row_id, self._row_lane = matrix, ids, row_id, row_lane
+        self._index = index
         return matrix
 
-    def search(self, query: npt.NDArray[np.float32], limit: int) -> dict[str, list[tuple[str, float]]]:
-        """Per lane, the best ``limit`` memories by cosine similarity (best chunk per memory)."""
+    def invalidate(self) -> None:
+        """Drop the in-memory matrix; the next search reloads it."""
+        self._matrix = None
+        self._index = None
+
+    def ids(self) -> list[str]:
+        """Stored memory ids in the order masks given to :meth:`search` follow."""
+        self._load()
+        return self._ids
+
+    def vector(self, memory_id: str, lane: str = "summary") -> npt.NDArray[np.float32] | None:
+        """The first stored vector of ``memory_id`` in ``lane`` (None when absent)."""
+        matrix = self._load()
+        if self._index is None:
+            self._index = {memory_id: n for n, memory_id in enumerate(self._ids)}
+        number = self._index.get(memory_id)
+        if number is None:
+            return None
+        rows = np.flatnonzero((self._row_id == number) & (self._row_lane == LANES.index(lane)))
+        return matrix[rows[0]] if len(rows) else None
+
+    def search(
+        self,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        allowed: npt.NDArray[np.bool_] | None = None,
+    ) -> dict[str, list[tuple[str, float]]]:
+        """Per lane, the best ``limit`` memories by cosine similarity (best chunk per memory).
+
+        ``allowed`` is a mask over :meth:`ids`: memories outside it are never returned.
+        """
         matrix = self._load()
         out: dict[str, list[tuple[str, float]]] = {lane: [] for lane in LANES}
         if not len(matrix):
             return out
         scores = matrix @ np.asarray(query, dtype=np.float32)
+        usable = self._row_lane if allowed is None else np.where(allowed[self._row_id], self._row_lane, -1)
         for number, lane in enumerate(LANES):
-            rows = np.flatnonzero(self._row_lane == number)
+            rows = np.flatnonzero(usable == number)
             if not len(rows):
                 continue
             take = min(len(rows), limit * 4)

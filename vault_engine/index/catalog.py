@@ -1,0 +1,214 @@
+"""The catalog: one row of metadata per indexed memory.
+
+Lives in ``.memvault/catalog.sqlite``.  It is the record of what the indexes
+hold (id, path, content hash), which sync plans against, and it carries what
+search needs to filter, rank and show a hit without opening a single file:
+scope, project, type, trust, lifecycle, status, title, summary, trigger, path
+selectors, links and the boost signals.  Written last by sync, so a crash
+mid-sync leaves an older catalog that simply re-plans the unfinished work.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import IndexStale
+from ..memory import Memory, memory_text, text_digest
+from ..store import Entry
+
+SCHEMA_VERSION = "1"
+COLUMNS = (
+    "id", "path", "hash", "status", "type", "scope", "project", "trust", "lifecycle", "tier",
+    "title", "summary", "trigger", "paths", "tags", "links", "created", "updated", "occurred_at",
+    "proof_count", "applied", "dup_key",
+)
+JSON_COLUMNS = ("paths", "tags", "links", "applied")
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRow:
+    """What the indexes know about one memory."""
+
+    id: str
+    path: str
+    hash: str
+    status: str  # active | trashed
+    type: str
+    scope: str
+    project: str
+    trust: str
+    lifecycle: str
+    tier: str
+    title: str
+    summary: str
+    trigger: str
+    paths: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    links: tuple[str, ...] = ()
+    created: datetime | None = None
+    updated: datetime | None = None
+    occurred_at: date | datetime | None = None
+    proof_count: int = 1
+    applied: dict[str, int] = field(default_factory=dict)
+    dup_key: str = ""
+
+    @property
+    def in_trash(self) -> bool:
+        return self.status == "trashed"
+
+    @property
+    def current(self) -> bool:
+        """Neither trashed nor superseded: what search and pages show."""
+        return self.status == "active" and self.lifecycle != "superseded"
+
+
+def row_from_memory(memory: Memory, path: str, digest: str, *, trashed: bool) -> CatalogRow:
+    return CatalogRow(
+        id=memory.id, path=path, hash=digest, status="trashed" if trashed else "active",
+        type=memory.type, scope=memory.scope, project=memory.project or "", trust=memory.trust,
+        lifecycle=memory.lifecycle, tier=memory.tier, title=memory.title, summary=memory.summary,
+        trigger=memory.trigger, paths=tuple(memory.paths), tags=tuple(memory.tags), links=tuple(memory.links),
+        created=memory.created, updated=memory.updated, occurred_at=memory.occurred_at,
+        proof_count=memory.proof_count, applied=dict(memory.applied), dup_key=text_digest(memory_text(memory)),
+    )
+
+
+def row_from_entry(entry: Entry, digest: str) -> CatalogRow:
+    return row_from_memory(entry.memory, entry.path, digest, trashed=entry.in_trash)
+
+
+def _moment_text(value: date | datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _datetime(text: str | None) -> datetime | None:
+    return None if not text else datetime.fromisoformat(text)
+
+
+def _moment(text: str | None) -> date | datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text) if "T" in text else date.fromisoformat(text)
+
+
+def _encode(row: CatalogRow) -> tuple[Any, ...]:
+    values: list[Any] = []
+    for name in COLUMNS:
+        value = getattr(row, name)
+        if name in JSON_COLUMNS:
+            value = json.dumps(list(value) if isinstance(value, tuple) else value, sort_keys=True)
+        elif name in ("created", "updated", "occurred_at"):
+            value = _moment_text(value)
+        values.append(value)
+    return tuple(values)
+
+
+def _decode(values: tuple[Any, ...]) -> CatalogRow:
+    data = dict(zip(COLUMNS, values, strict=True))
+    for name in ("paths", "tags", "links"):
+        data[name] = tuple(json.loads(data[name]))
+    data["applied"] = json.loads(data["applied"])
+    data["created"] = _datetime(data["created"])
+    data["updated"] = _datetime(data["updated"])
+    data["occurred_at"] = _moment(data["occurred_at"])
+    return CatalogRow(**data)
+
+
+class Catalog:
+    """The catalog of one vault."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, timeout=30, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            columns = ", ".join(f"{name} {'INTEGER' if name == 'proof_count' else 'TEXT'}" for name in COLUMNS[1:])
+            self._db.execute(f"CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, {columns})")
+            meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise IndexStale(f"catalog is unreadable ({exc}); it will be rebuilt", path=path) from None
+        if not meta:
+            self._db.execute("INSERT INTO meta VALUES ('version', ?)", (SCHEMA_VERSION,))
+        elif meta.get("version") != SCHEMA_VERSION:
+            raise IndexStale(f"catalog is version {meta.get('version')}; it will be rebuilt", path=path)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def records(self) -> dict[str, tuple[str, str]]:
+        """id -> (path, content hash) of every indexed memory."""
+        try:
+            return {i: (p, h) for i, p, h in self._db.execute("SELECT id, path, hash FROM memories")}
+        except sqlite3.DatabaseError as exc:
+            raise IndexStale(f"catalog is unreadable ({exc}); it will be rebuilt", path=self.path) from None
+
+    def rows(self) -> list[CatalogRow]:
+        """Every row, in id order."""
+        try:
+            cursor = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM memories ORDER BY id")
+            return [_decode(values) for values in cursor]
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+            raise IndexStale(f"catalog is unreadable ({exc}); it will be rebuilt", path=self.path) from None
+
+    def get(self, ids: Iterable[str]) -> dict[str, CatalogRow]:
+        wanted = list(dict.fromkeys(ids))
+        out: dict[str, CatalogRow] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            cursor = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM memories WHERE id IN ({marks})", part)
+            for values in cursor:
+                row = _decode(values)
+                out[row.id] = row
+        return out
+
+    def light(self) -> list[tuple[str, str, str, str, str, str, tuple[str, ...]]]:
+        """(id, lifecycle, trust, type, scope, project, path selectors) of every row: what filters read."""
+        cursor = self._db.execute("SELECT id, lifecycle, trust, type, scope, project, paths FROM memories")
+        return [
+            (i, lc, tr, ty, sc, pr, tuple(json.loads(pa)) if pa != "[]" else ())
+            for i, lc, tr, ty, sc, pr, pa in cursor
+        ]
+
+    def resolve(self, targets: Iterable[str]) -> dict[str, str]:
+        """Link text (an id, ``[[note]]``, a file stem or a title) -> the id it points to."""
+        out: dict[str, str] = {}
+        for target in targets:
+            key = target.strip()
+            if key.startswith("[[") and key.endswith("]]"):
+                key = key[2:-2].split("|", 1)[0].split("#", 1)[0].strip()
+            if not key:
+                continue
+            stem = key.rsplit("/", 1)[-1].removesuffix(".md")
+            found = self._db.execute(
+                "SELECT id FROM memories WHERE id = ? OR lower(title) = lower(?) OR path = ? OR path LIKE ? "
+                "ORDER BY (id = ?) DESC, (status = 'active') DESC, id LIMIT 1",
+                (key, key, key if key.endswith(".md") else key + ".md", f"%/{stem}.md", key),
+            ).fetchone()
+            if found:
+                out[target] = str(found[0])
+        return out
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+
+    def apply(self, upserts: Iterable[CatalogRow], deletes: Iterable[str]) -> None:
+        """Replace rows by id and delete others, in one transaction."""
+        marks = ", ".join("?" * len(COLUMNS))
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in deletes])
+            self._db.executemany(f"INSERT OR REPLACE INTO memories VALUES ({marks})", [_encode(r) for r in upserts])
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise

@@ -1,0 +1,408 @@
+"""Hybrid search over the derived indexes.
+
+One query runs two kinds of lane: Tantivy BM25 over title, summary, trigger,
+body and tags, and cosine similarity over the summary, trigger and body-chunk
+vectors (the dual path).  Lanes are fused by weighted RRF normalised to
+(0, 1], then boosted by recency, event time, proof, trust and usefulness.
+Filters (project, path selectors, type, trust) hold in every lane before
+ranking; superseded memories never appear; trashed ones are never hits but,
+when they match strongly, are offered for revival.  Near-duplicates collapse
+into the best of them, linked neighbours may join at a share of the linking
+hit's score, and the list is cut to the limit and the character budget.
+
+A :class:`Searcher` keeps the indexes open and the filter masks cached, so a
+long-lived process (the watcher, the MCP server, a benchmark) pays the
+loading once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import store
+from .config import RetrievalSettings, VaultConfig
+from .errors import InvalidInput
+from .index.catalog import Catalog, CatalogRow
+from .index.embedder import Embedder
+from .index.fulltext import FullTextIndex, query_terms
+from .index.vectors import LANES, VectorStore
+from .memory import TRUSTS, TYPES
+from .retrieval import Fused, LaneRank, boost, fuse
+from .selectors import path_matches
+from .text import clip
+
+DEFAULT_TRUST = ("system", "learned")
+MAX_REVIVABLE = 3
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One search: the query and its filters (empty filters allow everything)."""
+
+    query: str
+    limit: int | None = None
+    project: str | None = None  # this project's memories and the global ones
+    path: str | None = None  # memories whose path selectors match it, or that have none
+    types: tuple[str, ...] = ()
+    trust: tuple[str, ...] = ()  # empty: system and learned (and external if configured)
+
+
+@dataclass(slots=True)
+class Hit:
+    """One result, with enough to decide whether to open it."""
+
+    id: str
+    title: str
+    path: str
+    score: float
+    summary: str
+    trigger: str
+    type: str
+    scope: str
+    project: str
+    trust: str
+    lifecycle: str
+    snippet: str = ""
+    base: float = 0.0
+    lanes: dict[str, int] = field(default_factory=dict)
+    similarity: dict[str, float] = field(default_factory=dict)
+    boosts: dict[str, float] = field(default_factory=dict)
+    why: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    dup_key: str = ""
+
+    @property
+    def chars(self) -> int:
+        return len(self.title) + len(self.summary) + len(self.trigger)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "title": self.title, "path": self.path, "score": round(self.score, 6),
+            "summary": self.summary, "trigger": self.trigger, "type": self.type, "scope": self.scope,
+            "project": self.project or None, "trust": self.trust, "lifecycle": self.lifecycle,
+            "snippet": self.snippet, "why": self.why, "base": round(self.base, 6), "lanes": self.lanes,
+            "similarity": {k: round(v, 4) for k, v in self.similarity.items()},
+            "boosts": {k: round(v, 4) for k, v in self.boosts.items()}, "duplicates": self.duplicates,
+        }
+
+
+@dataclass(slots=True)
+class SearchResult:
+    query: str
+    hits: list[Hit]
+    revivable: list[Hit]
+    notice: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query, "hits": [h.to_json() for h in self.hits],
+            "revivable": [{"id": h.id, "title": h.title, "score": round(h.score, 6), "path": h.path,
+                           "restore": f"memvault trash restore {h.id}"} for h in self.revivable],
+            "notice": self.notice,
+        }
+
+
+def allowed_trust(request: SearchRequest, settings: RetrievalSettings) -> tuple[str, ...]:
+    if not request.trust:
+        return (*DEFAULT_TRUST, "external") if settings.include_external else DEFAULT_TRUST
+    unknown = [t for t in request.trust if t not in TRUSTS and t != "any"]
+    if unknown:
+        raise InvalidInput(f"unknown trust level '{unknown[0]}'; expected {', '.join(TRUSTS)} or any")
+    return TRUSTS if "any" in request.trust else tuple(request.trust)
+
+
+@dataclass(slots=True)
+class _Filter:
+    """The request's filters as a predicate over catalog rows and masks over the vector ids."""
+
+    trust: tuple[str, ...]
+    types: tuple[str, ...]
+    project: str | None
+    path: str | None
+
+    def admits(self, row: CatalogRow) -> bool:
+        if row.lifecycle == "superseded" or row.trust not in self.trust:
+            return False
+        if self.types and row.type not in self.types:
+            return False
+        if self.project is not None and not (row.scope == "global" or row.project == self.project):
+            return False
+        return not (self.path is not None and row.paths and not path_matches(row.paths, self.path))
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.trust, self.types, self.project, self.path)
+
+
+class _Columns:
+    """Filterable columns of every catalog row, aligned with the vector store's ids."""
+
+    def __init__(self, catalog: Catalog, ids: Sequence[str]):
+        light = catalog.light()
+        position = {memory_id: n for n, memory_id in enumerate(ids)}
+        n = len(ids)
+        self.known = np.zeros(n, dtype=bool)
+        self.superseded = np.zeros(n, dtype=bool)
+        self.trust = np.full(n, -1, dtype=np.int8)
+        self.type = np.full(n, -1, dtype=np.int8)
+        self.global_scope = np.zeros(n, dtype=bool)
+        self.project = np.full(n, -1, dtype=np.int32)
+        self.projects: dict[str, int] = {}
+        self.with_paths: list[tuple[int, tuple[str, ...]]] = []
+        for memory_id, lifecycle, trust, kind, scope, project, paths in light:
+            at = position.get(memory_id)
+            if at is None:
+                continue
+            self.known[at] = True
+            self.superseded[at] = lifecycle == "superseded"
+            self.trust[at] = TRUSTS.index(trust) if trust in TRUSTS else -1
+            self.type[at] = TYPES.index(kind) if kind in TYPES else -1
+            self.global_scope[at] = scope == "global"
+            self.project[at] = self.projects.setdefault(project, len(self.projects))
+            if paths:
+                self.with_paths.append((at, paths))
+
+    def mask(self, flt: _Filter) -> npt.NDArray[np.bool_]:
+        mask = self.known & ~self.superseded
+        mask &= np.isin(self.trust, [TRUSTS.index(t) for t in flt.trust])
+        if flt.types:
+            mask &= np.isin(self.type, [TYPES.index(t) for t in flt.types if t in TYPES])
+        if flt.project is not None:
+            code = self.projects.get(flt.project, -2)
+            mask &= self.global_scope | (self.project == code)
+        if flt.path is not None:
+            for at, paths in self.with_paths:
+                if not path_matches(paths, flt.path):
+                    mask[at] = False
+        return mask
+
+
+class Searcher:
+    """Searches one vault's indexes; cheap to query many times."""
+
+    def __init__(self, root: Path, config: VaultConfig, embedder: Embedder):
+        state = root / store.STATE_DIR
+        self.root = root
+        self.settings = config.retrieval
+        self.embedder = embedder
+        self.fulltext = FullTextIndex(state / "fulltext")
+        self.vectors = VectorStore(state / "vectors.sqlite", embedder.name, embedder.dim)
+        self.catalog = Catalog(state / "catalog.sqlite")
+        self._columns: _Columns | None = None
+        self._masks: dict[tuple[Any, ...], npt.NDArray[np.bool_]] = {}
+
+    def close(self) -> None:
+        self.vectors.close()
+        self.catalog.close()
+
+    def refresh(self) -> None:
+        """Forget cached state after the indexes changed (e.g. after a sync)."""
+        self.fulltext.index.reload()
+        self.vectors.invalidate()
+        self._columns = None
+        self._masks.clear()
+
+    def _mask(self, flt: _Filter) -> npt.NDArray[np.bool_]:
+        if self._columns is None:
+            self._columns = _Columns(self.catalog, self.vectors.ids())
+        key = flt.key()
+        if key not in self._masks:
+            if len(self._masks) > 32:
+                self._masks.clear()
+            self._masks[key] = self._columns.mask(flt)
+        return self._masks[key]
+
+    # ------------------------------------------------------------ lanes
+
+    def _lanes(self, query: str, flt: _Filter, depth: int) -> tuple[dict[str, list[str]], dict[str, str],
+                                                                   dict[str, dict[str, float]]]:
+        """Lane -> ids (best first), BM25 snippets, lane -> id -> cosine."""
+        any_of = [[("scope", "global"), ("project", flt.project)]] if flt.project is not None else []
+        filters: dict[str, Iterable[str]] = {"trust": flt.trust}
+        if flt.types:
+            filters["type"] = flt.types
+        text_hits = self.fulltext.search(query, depth, filters, any_of=any_of, exclude=[("lifecycle", "superseded")])
+        snippets = {h.id: h.snippet for h in text_hits}
+        rankings: dict[str, list[str]] = {"fts": [h.id for h in text_hits]}
+        similarity: dict[str, dict[str, float]] = {}
+        vector = self.embedder.embed([query])[0]
+        for lane, pairs in self.vectors.search(vector, depth, self._mask(flt)).items():
+            rankings[lane] = [memory_id for memory_id, _ in pairs]
+            similarity[lane] = dict(pairs)
+        return rankings, snippets, similarity
+
+    def _fusion_input(self, rankings: Mapping[str, list[str]],
+                      similarity: Mapping[str, Mapping[str, float]]) -> tuple[dict[str, list[str]], dict[str, float]]:
+        s = self.settings
+        lanes = {lane: ids for lane, ids in rankings.items() if lane != "fts" and ids}
+        out: dict[str, list[str]] = {"fts": rankings.get("fts", [])}
+        weights = {"fts": s.weight_fts}
+        if s.vector_fusion == "lanes":
+            for lane, ids in lanes.items():
+                out[lane] = ids
+                weights[lane] = s.weight_vector / max(1, len(lanes))
+        elif lanes:
+            best: dict[str, float] = {}
+            for lane, lane_ids in lanes.items():
+                for memory_id in lane_ids:
+                    cosine = similarity[lane][memory_id]
+                    if cosine > best.get(memory_id, -2.0):
+                        best[memory_id] = cosine
+            out["vector"] = sorted(best, key=lambda i: (-best[i], i))
+            weights["vector"] = s.weight_vector
+        return {k: v for k, v in out.items() if v}, weights
+
+    # ------------------------------------------------------------ search
+
+    def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
+        if not query_terms(request.query) and not request.query.strip():
+            raise InvalidInput("search needs a query")
+        s = self.settings
+        unknown = [t for t in request.types if t not in TYPES]
+        if unknown:
+            raise InvalidInput(f"unknown type '{unknown[0]}'; expected one of {', '.join(TYPES)}")
+        limit = request.limit if request.limit is not None else s.limit
+        if limit < 1:
+            raise InvalidInput(f"--limit must be at least 1, got {limit}")
+        flt = _Filter(allowed_trust(request, s), tuple(request.types), request.project, request.path)
+        moment = now or datetime.now(UTC)
+        depth = max(s.candidates, limit * 3)
+
+        rankings, snippets, similarity = self._lanes(request.query, flt, depth)
+        candidates = {i for ids in rankings.values() for i in ids}
+        rows = self.catalog.get(candidates)
+        # Stale lane entries (a vector without a catalog row) and rows the
+        # filters reject (path selectors in the BM25 lane) drop out here.
+        rankings = {lane: [i for i in ids if i in rows and flt.admits(rows[i])] for lane, ids in rankings.items()}
+        active = {lane: [i for i in ids if rows[i].status == "active"] for lane, ids in rankings.items()}
+
+        fused_input, weights = self._fusion_input(active, similarity)
+        hits = [self._hit(f, rows[f.id], rankings, similarity, snippets, moment)
+                for f in fuse(fused_input, weights, s.rrf_k)]
+        hits = self._with_neighbours(hits, flt, moment)
+        hits.sort(key=lambda h: (-h.score, h.id))
+        hits = [h for h in hits if h.score >= s.min_score]
+        hits = self._collapse(hits)
+        hits = self._cut(hits, limit)
+
+        all_input, all_weights = self._fusion_input(rankings, similarity)
+        revivable = [
+            self._hit(f, rows[f.id], rankings, similarity, snippets, moment)
+            for f in fuse(all_input, all_weights, s.rrf_k)[:limit]
+            if rows[f.id].status == "trashed"
+        ]
+        revivable = [h for h in revivable if h.score >= s.revive_score][:MAX_REVIVABLE]
+        return SearchResult(request.query, hits, revivable)
+
+    def _hit(self, fused: Fused, row: CatalogRow, rankings: Mapping[str, list[str]],
+             similarity: Mapping[str, Mapping[str, float]], snippets: Mapping[str, str], now: datetime) -> Hit:
+        boosted = boost(fused, row, self.settings, now)
+        lanes: dict[str, int] = {}
+        for lane, ids in rankings.items():
+            if row.id in ids:
+                lanes[lane] = ids.index(row.id) + 1
+        cosines = {lane: similarity[lane][row.id] for lane in LANES if row.id in similarity.get(lane, {})}
+        hit = Hit(
+            id=row.id, title=row.title, path=row.path, score=boosted.score, summary=row.summary,
+            trigger=row.trigger, type=row.type, scope=row.scope, project=row.project, trust=row.trust,
+            lifecycle=row.lifecycle, snippet=snippets.get(row.id) or clip(row.summary or row.title, 160),
+            base=fused.score, lanes=lanes, similarity=cosines, boosts=boosted.factors, dup_key=row.dup_key,
+        )
+        hit.why = _why(fused.lanes, lanes, cosines, boosted.factors, row)
+        return hit
+
+    def _with_neighbours(self, hits: list[Hit], flt: _Filter, now: datetime) -> list[Hit]:
+        """A memory linked from a hit scores at least ``neighbour_factor`` of the hit's score."""
+        factor = self.settings.neighbour_factor
+        if factor <= 0 or not hits:
+            return hits
+        hits.sort(key=lambda h: (-h.score, h.id))
+        top = hits[: self.settings.limit]
+        linking = self.catalog.get(h.id for h in top)
+        links = {h.id: list(linking[h.id].links) for h in top if h.id in linking and linking[h.id].links}
+        if not links:
+            return hits
+        targets = self.catalog.resolve({t for ts in links.values() for t in ts})
+        by_id = {h.id: h for h in hits}
+        rows = self.catalog.get(set(targets.values()) - set(by_id))
+        for source in links:
+            score = by_id[source].score * factor
+            for target in links[source]:
+                memory_id = targets.get(target)
+                if memory_id is None or memory_id == source:
+                    continue
+                current = by_id.get(memory_id)
+                if current is None:
+                    row = rows.get(memory_id)
+                    if row is None or row.status != "active" or not flt.admits(row):
+                        continue
+                    current = self._hit(Fused(row.id, 0.0, ()), row, {}, {}, {}, now)
+                    current.score = 0.0
+                    by_id[memory_id] = current
+                    hits.append(current)
+                if score > current.score:
+                    current.score = score
+                    current.why.append(f"linked from {source} ({factor:g} x its score)")
+        return hits
+
+    def _collapse(self, hits: list[Hit]) -> list[Hit]:
+        """Near-duplicates (same text, or summary vectors this close) fold into the best one."""
+        kept: list[Hit] = []
+        keys: dict[str, Hit] = {}
+        vectors: list[tuple[Hit, npt.NDArray[np.float32]]] = []
+        threshold = self.settings.duplicate_similarity
+        for hit in hits:
+            row_key = hit.dup_key
+            twin = keys.get(row_key) if row_key else None
+            vector = self.vectors.vector(hit.id) if threshold < 1 else None
+            if twin is None and vector is not None:
+                for other, other_vector in vectors:
+                    if float(np.dot(vector, other_vector)) >= threshold:
+                        twin = other
+                        break
+            if twin is not None:
+                twin.duplicates.append(hit.id)
+                continue
+            kept.append(hit)
+            if row_key:
+                keys[row_key] = hit
+            if vector is not None:
+                vectors.append((hit, vector))
+        for hit in kept:
+            if hit.duplicates:
+                hit.why.append(f"near-duplicates folded in: {', '.join(hit.duplicates)}")
+        return kept
+
+    def _cut(self, hits: list[Hit], limit: int) -> list[Hit]:
+        out: list[Hit] = []
+        used = 0
+        for hit in hits[:limit]:
+            if out and used + hit.chars > self.settings.max_context_chars:
+                break
+            out.append(hit)
+            used += hit.chars
+        return out
+
+
+def _why(fused_lanes: Sequence[LaneRank], lanes: Mapping[str, int], cosines: Mapping[str, float],
+         factors: Mapping[str, float], row: CatalogRow) -> list[str]:
+    """Every lane's rank (or that it did not match) and every boost, in words."""
+    out = [f"full text: rank {lanes['fts']}" if "fts" in lanes else "full text: no match"]
+    for lane in LANES:
+        if lane in lanes:
+            out.append(f"vector {lane}: rank {lanes[lane]} (cosine {cosines.get(lane, 0.0):.3f})")
+        else:
+            out.append(f"vector {lane}: not in the top candidates")
+    weighted = ", ".join(f"{r.lane} #{r.rank} x{r.weight:g}" for r in fused_lanes)
+    if weighted:
+        out.append(f"fused: {weighted}")
+    out.append("boosts: " + ", ".join(f"{name.replace('_', ' ')} x{value:.3f}" for name, value in factors.items()))
+    if row.trust == "external":
+        out.append("external source: check before relying on it")
+    return out
