@@ -47,9 +47,9 @@ class ContextSettings:
 
 @dataclass(frozen=True, slots=True)
 class RetrievalSettings:
-    rrf_k: int = 60
+    rrf_k: int = 10
     weight_fts: float = 1.0
-    weight_vector: float = 1.5
+    weight_vector: float = 1.0
     alpha_recency: float = 0.2
     alpha_event_time: float = 0.2
     alpha_proof: float = 0.1
@@ -58,8 +58,8 @@ class RetrievalSettings:
     include_external: bool = False
     limit: int = 10
     max_context_chars: int = 4000
-    min_score: float = 0.1
-    vector_fusion: str = "max"
+    min_score: float = 0.05
+    vector_fusion: str = "lanes"
     candidates: int = 50
     duplicate_similarity: float = 0.95
     revive_score: float = 0.5

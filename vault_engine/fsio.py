@@ -11,6 +11,7 @@ and its name (``.<name>.<random>.tmp``) keeps it out of every scan.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import fcntl
 import os
@@ -64,8 +65,29 @@ def _io_error(exc: OSError, path: Path) -> VaultError:
     return VaultError(f"cannot write file: {reason}", path=path)
 
 
+_touched: contextvars.ContextVar[set[Path] | None] = contextvars.ContextVar("memvault_touched", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[set[Path]]:
+    """Collect every path written or removed inside the block (so sync can look at just those)."""
+    paths: set[Path] = set()
+    token = _touched.set(paths)
+    try:
+        yield paths
+    finally:
+        _touched.reset(token)
+
+
+def _record(*targets: Path) -> None:
+    paths = _touched.get()
+    if paths is not None:
+        paths.update(targets)
+
+
 def write_atomic(target: Path, data: bytes | str) -> None:
     """Replace ``target`` with ``data`` atomically and durably."""
+    _record(target)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         temp = _write_temp(target, payload, fsync=True)
@@ -86,6 +108,7 @@ def write_many_atomic(items: Sequence[tuple[Path, bytes | str]]) -> None:
     All temp files are written first, flushed together, then renamed into
     place, so the cost of durability is paid once, not once per file.
     """
+    _record(*(target for target, _ in items))
     temps: list[tuple[Path, Path]] = []
     current = Path("?")  # the file being written when something fails
     try:
@@ -129,6 +152,7 @@ def append_line(target: Path, line: str) -> None:
 
 def remove(target: Path) -> None:
     """Delete a file (missing is fine) and make the removal durable."""
+    _record(target)
     with contextlib.suppress(FileNotFoundError):
         target.unlink()
     _fsync_dir(target.parent)

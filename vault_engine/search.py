@@ -283,30 +283,31 @@ class Searcher:
         active = {lane: [i for i in ids if rows[i].status == "active"] for lane, ids in rankings.items()}
 
         fused_input, weights = self._fusion_input(active, similarity)
-        hits = [self._hit(f, rows[f.id], rankings, similarity, snippets, moment)
-                for f in fuse(fused_input, weights, s.rrf_k)]
-        hits = self._with_neighbours(hits, flt, moment)
+        positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)} for lane, ids in rankings.items()}
+        # Boosting is cheap; building a full hit (reasons, snippet) is done for the top only.
+        scored = sorted(((boost(f, rows[f.id], s, moment).score, f) for f in fuse(fused_input, weights, s.rrf_k)),
+                        key=lambda pair: (-pair[0], pair[1].id))
+        shortlist = scored[: limit * 2 + 10]
+        hits = [self._hit(f, rows[f.id], positions, similarity, snippets, moment) for _score, f in shortlist]
+        hits = self._with_neighbours(hits, flt, moment, rows)
         hits.sort(key=lambda h: (-h.score, h.id))
         hits = [h for h in hits if h.score >= s.min_score]
-        hits = self._collapse(hits)
+        hits = self._collapse(hits, limit)
         hits = self._cut(hits, limit)
 
         all_input, all_weights = self._fusion_input(rankings, similarity)
         revivable = [
-            self._hit(f, rows[f.id], rankings, similarity, snippets, moment)
+            self._hit(f, rows[f.id], positions, similarity, snippets, moment)
             for f in fuse(all_input, all_weights, s.rrf_k)[:limit]
             if rows[f.id].status == "trashed"
         ]
         revivable = [h for h in revivable if h.score >= s.revive_score][:MAX_REVIVABLE]
         return SearchResult(request.query, hits, revivable)
 
-    def _hit(self, fused: Fused, row: CatalogRow, rankings: Mapping[str, list[str]],
+    def _hit(self, fused: Fused, row: CatalogRow, positions: Mapping[str, Mapping[str, int]],
              similarity: Mapping[str, Mapping[str, float]], snippets: Mapping[str, str], now: datetime) -> Hit:
         boosted = boost(fused, row, self.settings, now)
-        lanes: dict[str, int] = {}
-        for lane, ids in rankings.items():
-            if row.id in ids:
-                lanes[lane] = ids.index(row.id) + 1
+        lanes = {lane: ranks[row.id] for lane, ranks in positions.items() if row.id in ranks}
         cosines = {lane: similarity[lane][row.id] for lane in LANES if row.id in similarity.get(lane, {})}
         hit = Hit(
             id=row.id, title=row.title, path=row.path, score=boosted.score, summary=row.summary,
@@ -317,15 +318,15 @@ class Searcher:
         hit.why = _why(fused.lanes, lanes, cosines, boosted.factors, row)
         return hit
 
-    def _with_neighbours(self, hits: list[Hit], flt: _Filter, now: datetime) -> list[Hit]:
+    def _with_neighbours(self, hits: list[Hit], flt: _Filter, now: datetime,
+                         known: Mapping[str, CatalogRow]) -> list[Hit]:
         """A memory linked from a hit scores at least ``neighbour_factor`` of the hit's score."""
         factor = self.settings.neighbour_factor
         if factor <= 0 or not hits:
             return hits
         hits.sort(key=lambda h: (-h.score, h.id))
         top = hits[: self.settings.limit]
-        linking = self.catalog.get(h.id for h in top)
-        links = {h.id: list(linking[h.id].links) for h in top if h.id in linking and linking[h.id].links}
+        links = {h.id: list(known[h.id].links) for h in top if h.id in known and known[h.id].links}
         if not links:
             return hits
         targets = self.catalog.resolve({t for ts in links.values() for t in ts})
@@ -351,13 +352,18 @@ class Searcher:
                     current.why.append(f"linked from {source} ({factor:g} x its score)")
         return hits
 
-    def _collapse(self, hits: list[Hit]) -> list[Hit]:
-        """Near-duplicates (same text, or summary vectors this close) fold into the best one."""
+    def _collapse(self, hits: list[Hit], limit: int) -> list[Hit]:
+        """Near-duplicates (same text, or summary vectors this close) fold into the best one.
+
+        Only as many hits as can still be shown are compared.
+        """
         kept: list[Hit] = []
         keys: dict[str, Hit] = {}
         vectors: list[tuple[Hit, npt.NDArray[np.float32]]] = []
         threshold = self.settings.duplicate_similarity
         for hit in hits:
+            if len(kept) >= limit:
+                break
             row_key = hit.dup_key
             twin = keys.get(row_key) if row_key else None
             vector = self.vectors.vector(hit.id) if threshold < 1 else None

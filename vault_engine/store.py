@@ -223,6 +223,16 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
                     yield rel, None, "not a regular file; not read"
 
 
+def is_memory_path(rel: str) -> bool:
+    """Whether a relative path names a file :func:`iter_markdown` would yield (by its name alone)."""
+    parts = rel.split("/")
+    if not rel.endswith(".md") or any(not p or p.startswith(".") or p == ".." for p in parts):
+        return False
+    if parts[0] in SKIP_DIRS and len(parts) > 1:
+        return False
+    return parts[-1] != INDEX_PAGE and not (len(parts) == 1 and parts[0] in ROOT_FILES)
+
+
 def read_bytes(root: Path, rel: str) -> bytes:
     """The bytes of one memory file. Raises :class:`MemoryFileError` (too large, unreadable)."""
     path = root / rel

@@ -66,11 +66,12 @@ def indexed(method: Callable[P, R]) -> Callable[P, R]:
         depth = getattr(self._nesting, "depth", 0)
         self._nesting.depth = depth + 1
         try:
-            result = method(*args, **kwargs)
+            with fsio.recording() as touched:
+                result = method(*args, **kwargs)
         finally:
             self._nesting.depth = depth
         if depth == 0:  # the outermost write syncs once, after releasing the writer lock
-            self._after_write()
+            self._after_write(touched)
         return result
 
     return wrapper
@@ -202,11 +203,17 @@ class Vault:
             self._embedder = shared_embedder(self.config.embedding, self.root / store.STATE_DIR / "models")
         return self._embedder
 
-    def _after_write(self) -> None:
+    def _after_write(self, touched: Iterable[Path]) -> None:
         if not self.auto_sync:
             return
+        rels = []
+        for path in touched:
+            try:
+                rels.append(path.relative_to(self.root).as_posix())
+            except ValueError:
+                continue
         try:
-            self.last_sync = self.sync()
+            self.last_sync = self.sync(paths=rels)
         except VaultError as exc:
             self.index_warning = f"warning: search indexes not updated ({exc.one_line()}); run `memvault sync`"
 
@@ -743,15 +750,16 @@ class Vault:
 
     # ------------------------------------------------------------ indexes
 
-    def sync(self, *, full: bool = False, embedder: Embedder | None = None) -> SyncReport:
-        """Bring the search indexes in line with the files."""
+    def sync(self, *, full: bool = False, embedder: Embedder | None = None,
+             paths: Iterable[str] | None = None) -> SyncReport:
+        """Bring the search indexes in line with the files (only ``paths``, relative, when given)."""
         from .sync import Indexes, sync
 
         model = embedder if embedder is not None else self.embedder()
         with self.index_lock.hold():
             indexes = Indexes(self.root, model)
             try:
-                return sync(self.root, indexes, full=full, progress=self.progress)
+                return sync(self.root, indexes, full=full, progress=self.progress, paths=paths)
             finally:
                 indexes.close()
 
@@ -784,9 +792,9 @@ class Vault:
         active = [e.memory for e in scan.active()]
         events = list(self.journal.events())
         hot = [m for m in active if m.tier == "hot" and m.lifecycle != "superseded"]
-        index_state = "not built"
-        if (self.root / store.STATE_DIR / "fulltext" / "VERSION").exists():
-            index_state = "built (run `memvault sync` after editing files by hand)"
+        from .sync import freshness
+
+        index_state = freshness(self.root)
         return Status(
             vault=str(self.root),
             memories=len(active),

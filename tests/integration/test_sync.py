@@ -115,3 +115,33 @@ def test_bad_files_are_reported_and_the_rest_indexed(filled: Vault) -> None:
     assert indexes.fulltext.count() == 3
     assert [p.path for p in report.problems] == ["memories/broken.md"]
     indexes.close()
+
+
+def test_status_tells_current_from_stale(filled: Vault) -> None:
+    from vault_engine.sync import freshness
+
+    assert freshness(filled.root).startswith("not built")
+    filled.sync(embedder=HashEmbedder())
+    assert freshness(filled.root) == "current (3 memories indexed)"
+    assert filled.status().index == "current (3 memories indexed)"
+    path = next(filled.root.glob("memories/**/*.md"))
+    path.write_text(path.read_text() + "\nOne more line.\n")
+    assert freshness(filled.root).startswith("stale: 0 added, 1 modified")
+    (filled.root / STATE_DIR / "catalog.sqlite").write_bytes(b"garbage" * 200)
+    assert freshness(filled.root).startswith("unreadable")
+
+
+def test_progress_is_reported_and_vectors_keep_their_order(make_vault: Callable[..., Vault]) -> None:
+    vault = make_vault()
+    texts = [f"Memory {n} " + "word " * (n % 7 * 40) for n in range(30)]
+    vault.import_jsonl([f'{{"title": "T{n}", "body": "{t}"}}' for n, t in enumerate(texts)])
+    calls: list[tuple[int, int]] = []
+    fake = HashEmbedder()
+    Vault(vault.root, embedder=fake, progress=lambda done, total: calls.append((done, total))).sync()
+    assert calls and calls[-1][0] == calls[-1][1] and all(d <= t for d, t in calls)
+    indexes = Indexes(vault.root, fake)
+    for entry in vault.scan().entries.values():
+        summary = entry.memory.summary or entry.memory.title
+        expected = fake.embed([summary])[0]
+        assert indexes.vectors.vector(entry.memory.id, "summary") == pytest.approx(expected)
+    indexes.close()

@@ -100,9 +100,9 @@ def main() -> None:
     cli.main(prog_name="memvault")
 
 
-from . import admin, memories, search  # noqa: E402  (commands register themselves on `cli`)
+from . import admin, memories, search, watch  # noqa: E402  (commands register themselves on `cli`)
 
-__all__ = ["admin", "cli", "main", "memories", "search"]
+__all__ = ["admin", "cli", "main", "memories", "search", "watch"]
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -159,6 +159,17 @@ class Catalog:
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise IndexStale(f"catalog is unreadable ({exc}); it will be rebuilt", path=self.path) from None
 
+    def listing(self) -> list[CatalogRow]:
+        """Every row with just what pages show (no selectors, links or signals): cheap at any size."""
+        cursor = self._db.execute(
+            "SELECT id, path, status, type, scope, project, trust, lifecycle, tier, title, summary FROM memories"
+        )
+        return [
+            CatalogRow(id=i, path=p, hash="", status=st, type=ty, scope=sc, project=pr, trust=tr, lifecycle=lc,
+                       tier=ti, title=t, summary=su, trigger="")
+            for i, p, st, ty, sc, pr, tr, lc, ti, t, su in cursor
+        ]
+
     def get(self, ids: Iterable[str]) -> dict[str, CatalogRow]:
         wanted = list(dict.fromkeys(ids))
         out: dict[str, CatalogRow] = {}

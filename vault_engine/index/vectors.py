@@ -65,13 +65,22 @@ class VectorStore:
         self._row_id: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self._row_lane: npt.NDArray[np.int8] = np.zeros(0, dtype=np.int8)
         self._index: dict[str, int] | None = None
+        self._first_row: list[npt.NDArray[np.int64]] = []
 
     def close(self) -> None:
         self._db.close()
 
-    def hashes(self) -> dict[str, str]:
-        """The content hash each stored memory's vectors were computed from."""
-        return dict(self._db.execute("SELECT DISTINCT id, hash FROM vectors").fetchall())
+    def hashes(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """The content hash each stored memory's vectors were computed from (of ``ids``, or all)."""
+        if ids is None:
+            return dict(self._db.execute("SELECT DISTINCT id, hash FROM vectors").fetchall())
+        out: dict[str, str] = {}
+        wanted = list(ids)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            out.update(self._db.execute(f"SELECT DISTINCT id, hash FROM vectors WHERE id IN ({marks})", part))
+        return out
 
     def put_many(self, items: Iterable[tuple[str, str, Sequence[VectorRow]]]) -> None:
         """Replace the vectors of each (id, content hash, rows) in one transaction."""
@@ -112,22 +121,44 @@ class VectorStore:
     def _load(self) -> npt.NDArray[np.float32]:
         if self._matrix is not None:
             return self._matrix
-        rows = self._db.execute("SELECT id, lane, vec FROM vectors ORDER BY id, lane, chunk").fetchall()
-        blob = b"".join(row[2] for row in rows)
-        matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dim).copy()
+        self._db.execute("BEGIN")  # one snapshot for the count and the rows
+        try:
+            return self._fill()
+        finally:
+            self._db.execute("COMMIT")
+
+    def _fill(self) -> npt.NDArray[np.float32]:
+        count = self.count()
+        # Filled row by row: one copy of the vectors in memory, however large the vault.
+        matrix = np.empty((count, self.dim), dtype=np.float32)
         ids: list[str] = []
         index: dict[str, int] = {}
-        row_id = np.empty(len(rows), dtype=np.int32)
-        row_lane = np.empty(len(rows), dtype=np.int8)
+        row_id = np.empty(count, dtype=np.int32)
+        row_lane = np.empty(count, dtype=np.int8)
         lane_number = {lane: n for n, lane in enumerate(LANES)}
-        for n, (memory_id, lane, _) in enumerate(rows):
+        n = -1
+        for n, (memory_id, lane, vec) in enumerate(
+            self._db.execute("SELECT id, lane, vec FROM vectors ORDER BY id, lane, chunk")
+        ):
+            if n >= count:
+                raise IndexStale("vector index changed while loading; it will be rebuilt", path=self.path)
+            matrix[n] = np.frombuffer(vec, dtype=np.float32)
             if memory_id not in index:
                 index[memory_id] = len(ids)
                 ids.append(memory_id)
             row_id[n] = index[memory_id]
             row_lane[n] = lane_number.get(lane, -1)
+        if n + 1 != count:
+            matrix, row_id, row_lane = matrix[: n + 1], row_id[: n + 1], row_lane[: n + 1]
         self._matrix, self._ids, self._row_id, self._row_lane = matrix, ids, row_id, row_lane
         self._index = index
+        self._first_row = []
+        for number in range(len(LANES)):
+            first = np.full(len(ids), -1, dtype=np.int64)
+            lane_rows = np.flatnonzero(row_lane == number)
+            # Rows are ordered by (id, lane, chunk): the reverse assignment leaves each id's first row.
+            first[row_id[lane_rows[::-1]]] = lane_rows[::-1]
+            self._first_row.append(first)
         return matrix
 
     def invalidate(self) -> None:
@@ -143,13 +174,11 @@ class VectorStore:
     def vector(self, memory_id: str, lane: str = "summary") -> npt.NDArray[np.float32] | None:
         """The first stored vector of ``memory_id`` in ``lane`` (None when absent)."""
         matrix = self._load()
-        if self._index is None:
-            self._index = {memory_id: n for n, memory_id in enumerate(self._ids)}
-        number = self._index.get(memory_id)
-        if number is None:
+        number = self._index.get(memory_id) if self._index is not None else None
+        if number is None or lane not in LANES:
             return None
-        rows = np.flatnonzero((self._row_id == number) & (self._row_lane == LANES.index(lane)))
-        return matrix[rows[0]] if len(rows) else None
+        row = int(self._first_row[LANES.index(lane)][number])
+        return matrix[row] if row >= 0 else None
 
     def search(
         self,

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""LoCoMo retrieval benchmark: recall@5, recall@10 and MRR of the gold evidence turns.
+
+Each dialog turn of a conversation becomes one memory in that conversation's
+own vault (imported through ``Vault.import_jsonl`` and indexed by the real
+sync engine with the real model); each question (categories 1-4) is a
+``memvault search``.  It prints the table for BM25 alone, vectors alone and
+the hybrid, overall and per category.
+
+Usage:
+    python scripts/eval_locomo.py [--data ../shared/bench/locomo_dev.json] [--context prev+next]
+
+The data is CC BY-NC 4.0 and is read from where it lies; nothing is copied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from vault_engine import config as config_mod
+from vault_engine.ids import new_memory_id
+from vault_engine.memory import normalize_text
+from vault_engine.search import Searcher, SearchRequest
+from vault_engine.store import create_vault
+from vault_engine.vault import Vault
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo_dev.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+_DIA = re.compile(r"D(\d+):(\d+)")
+
+
+@dataclasses.dataclass
+class Turn:
+    dia_id: str
+    session: int
+    speaker: str
+    text: str
+    when: datetime | None
+    when_text: str
+
+
+def parse_when(text: str) -> datetime | None:
+    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"):
+        try:
+            return datetime.strptime(text.strip(), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def turns_of(sample: dict[str, Any]) -> list[Turn]:
+    conv = sample["conversation"]
+    out = []
+    for key, value in conv.items():
+        match = re.fullmatch(r"session_(\d+)", key)
+        if not match or not isinstance(value, list):
+            continue
+        number = int(match.group(1))
+        when_text = str(conv.get(f"{key}_date_time", ""))
+        for turn in value:
+            text = str(turn.get("text", ""))
+            if turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            out.append(Turn(str(turn["dia_id"]), number, str(turn["speaker"]), text, parse_when(when_text), when_text))
+    out.sort(key=lambda t: (t.session, int(_DIA.fullmatch(t.dia_id).group(2)) if _DIA.fullmatch(t.dia_id) else 0))
+    return out
+
+
+def clean_evidence(raw: list[Any], known: set[str]) -> list[str]:
+    """Split malformed strings ("D8:6; D9:17"), repair "D:11:26", drop ids not in the conversation."""
+    out: list[str] = []
+    for item in raw:
+        for piece in re.split(r"[;,\s]+", str(item)):
+            piece = piece.strip()
+            if not piece:
+                continue
+            fixed = re.sub(r"^D:(\d+):(\d+)$", r"D\1:\2", piece)
+            if fixed in known and fixed not in out:
+                out.append(fixed)
+    return out
+
+
+def memory_records(turns: list[Turn], context: str) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """One JSONL record per distinct turn text; memory id -> dia ids it stands for."""
+    records: list[dict[str, Any]] = []
+    owners: dict[str, list[str]] = {}
+    seen: dict[str, str] = {}
+    for n, turn in enumerate(turns):
+        head = f"[{turn.when_text}] {turn.speaker}: {turn.text}"
+        parts = [head]
+        same = [t for t in turns[max(0, n - 1) : n + 2] if t.session == turn.session and t is not turn]
+        if context != "none":
+            for other in same:
+                if other.dia_id < turn.dia_id or context == "prev+next":
+                    if context == "prev" and turns.index(other) > n:
+                        continue
+                    parts.append(f"{other.speaker}: {other.text}")
+        body = "\n\n".join(parts)
+        key = normalize_text(body)
+        if key in seen:
+            owners[seen[key]].append(turn.dia_id)
+            continue
+        memory_id = new_memory_id()
+        seen[key] = memory_id
+        owners[memory_id] = [turn.dia_id]
+        record: dict[str, Any] = {
+            "id": memory_id,
+            "title": f"{turn.speaker}: {turn.text[:70]}",
+            "summary": head,
+            "type": "episode",
+            "source": f"conversation:{turn.dia_id}",
+            "body": body,
+        }
+        if turn.when is not None:
+            record["occurred_at"] = turn.when.date().isoformat()
+        records.append(record)
+    return records, owners
+
+
+PURE = {"alpha_recency": 0.0, "alpha_event_time": 0.0, "min_score": 0.0}
+SETUPS: dict[str, dict[str, Any]] = {
+    # Single lanes are pure rankings (no boosts, no score floor), so the comparison isolates the fusion.
+    "bm25": {"weight_vector": 0.0, **PURE},
+    "vectors": {"weight_fts": 0.0, **PURE},
+    # The spec's starting point: k=60, fts 1.0, vector 1.5, one vector ranking (best lane per memory).
+    "hybrid (k=60, 1.0/1.5)": {"rrf_k": 60, "weight_fts": 1.0, "weight_vector": 1.5, "vector_fusion": "max"},
+    # The shipped defaults of memvault.toml.
+    "hybrid (defaults)": {},
+}
+
+
+def evaluate(data: list[dict[str, Any]], context: str, setups: dict[str, dict[str, Any]],
+             overrides: dict[str, Any], verbose: bool, cache: Path | None = None) -> dict[str, dict[str, Any]]:
+    results: dict[str, dict[str, list[tuple[int, float, float, float]]]] = {
+        name: defaultdict(list) for name in setups
+    }
+    timings: dict[str, list[float]] = defaultdict(list)
+    index_seconds: list[float] = []
+    for sample in data:
+        turns = turns_of(sample)
+        known = {t.dia_id for t in turns}
+        records, owners = memory_records(turns, context)
+        with tempfile.TemporaryDirectory(prefix="locomo-") as folder:
+            root = (cache / context / str(sample.get("sample_id", "x"))) if cache else Path(folder) / "vault"
+            owners_file = root / ".memvault" / "locomo-owners.json"
+            if cache and owners_file.is_file():
+                owners = json.loads(owners_file.read_text())
+                vault = Vault(root)
+            else:
+                if root.exists():
+                    shutil.rmtree(root)
+                create_vault(root, git=False)
+                vault = Vault(root)
+                started = time.perf_counter()
+                imported = vault.import_jsonl([json.dumps(r) for r in records], "locomo")
+                if imported.errors:
+                    raise SystemExit(f"import failed: {imported.errors[0].one_line()}")
+                vault.sync()
+                index_seconds.append(time.perf_counter() - started)
+                owners_file.write_text(json.dumps(owners))
+            base = config_mod.load(root)
+            for name, changes in setups.items():
+                retrieval = dataclasses.replace(
+                    base.retrieval, **{"max_context_chars": 10**9, **overrides, **changes}
+                )
+                searcher = Searcher(root, dataclasses.replace(base, retrieval=retrieval), vault.embedder())
+                for qa in sample["qa"]:
+                    category = int(qa.get("category", 0))
+                    if category not in CATEGORIES:
+                        continue
+                    gold = set(clean_evidence(list(qa.get("evidence") or []), known))
+                    if not gold:
+                        continue
+                    started = time.perf_counter()
+                    hits = searcher.search(SearchRequest(str(qa["question"]), limit=10)).hits
+                    timings[name].append(time.perf_counter() - started)
+                    ranked: list[str] = []
+                    for hit in hits:
+                        ranked.extend(d for d in owners.get(hit.id, []) if d not in ranked)
+                    r5 = len(gold & set(ranked[:5])) / len(gold)
+                    r10 = len(gold & set(ranked[:10])) / len(gold)
+                    first = next((n for n, d in enumerate(ranked[:10], 1) if d in gold), None)
+                    results[name][category].append((1, r5, r10, 1.0 / first if first else 0.0))
+                searcher.close()
+        if verbose and index_seconds:
+            print(f"  {sample.get('sample_id', '?')}: {len(records)} memories indexed in {index_seconds[-1]:.1f} s",
+                  file=sys.stderr)
+    summary: dict[str, dict[str, Any]] = {}
+    for name, by_category in results.items():
+        rows = [r for values in by_category.values() for r in values]
+        summary[name] = {
+            "overall": _scores(rows),
+            **{CATEGORIES[c]: _scores(by_category[c]) for c in sorted(by_category)},
+            "query_ms_p50": statistics.median(timings[name]) * 1000 if timings[name] else 0.0,
+        }
+    summary["_meta"] = {
+        "index_seconds_per_conversation": statistics.median(index_seconds) if index_seconds else None,
+        "context": context,
+    }
+    return summary
+
+
+def _scores(rows: list[tuple[int, float, float, float]]) -> dict[str, float]:
+    if not rows:
+        return {"n": 0, "r5": 0.0, "r10": 0.0, "mrr": 0.0}
+    return {
+        "n": len(rows),
+        "r5": sum(r[1] for r in rows) / len(rows),
+        "r10": sum(r[2] for r in rows) / len(rows),
+        "mrr": sum(r[3] for r in rows) / len(rows),
+    }
+
+
+def print_table(summary: dict[str, dict[str, Any]]) -> None:
+    print("| system | R@5 | R@10 | MRR | " + " | ".join(f"{c} R@10" for c in CATEGORIES.values()) + " | query ms p50 |")
+    print("|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|")
+    for name, scores in summary.items():
+        if name.startswith("_"):
+            continue
+        overall = scores["overall"]
+        cells = [f"{scores.get(c, {}).get('r10', 0.0):.3f}" for c in CATEGORIES.values()]
+        print(f"| {name} | {overall['r5']:.3f} | {overall['r10']:.3f} | {overall['mrr']:.3f} | "
+              + " | ".join(cells) + f" | {scores['query_ms_p50']:.1f} |")
+    meta = summary["_meta"]
+    n = next(iter(v for k, v in summary.items() if not k.startswith("_")))["overall"]["n"]
+    seconds = meta["index_seconds_per_conversation"]
+    indexing = f"indexing {seconds:.1f} s per conversation (median, import + sync)" if seconds else "cached vaults"
+    print(f"\n{n} questions (categories 1-4 with evidence); context={meta['context']}; {indexing}")
+
+
+def _typed(key: str, value: str) -> Any:
+    current = getattr(config_mod.RetrievalSettings(), key)
+    if isinstance(current, bool):
+        return value.lower() in ("1", "true", "yes", "on")
+    return type(current)(value)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--context", choices=("none", "prev", "prev+next"), default="prev+next",
+                        help="neighbouring turns added to each memory's body (the summary stays the turn itself)")
+    parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations (0: all)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a [retrieval] setting for every system, e.g. --set rrf_k=20")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--cache", type=Path, help="keep the built vaults here and reuse them on later runs")
+    parser.add_argument("--setup", action="append", default=[], metavar="NAME:KEY=VALUE,...",
+                        help="an extra system to compare, e.g. --setup k20:rrf_k=20,weight_vector=1.0")
+    args = parser.parse_args()
+    if not args.data.is_file():
+        raise SystemExit(f"error: benchmark data not found at {args.data} (use --data)")
+    data = json.loads(args.data.read_text(encoding="utf-8"))
+    if args.conversations:
+        data = data[: args.conversations]
+    overrides: dict[str, Any] = {}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        overrides[key] = _typed(key, value)
+    setups = dict(SETUPS)
+    for item in args.setup:
+        name, _, spec = item.partition(":")
+        setups[name] = {k: _typed(k, v) for k, v in (pair.split("=", 1) for pair in spec.split(",") if pair)}
+    summary = evaluate(data, args.context, setups, overrides, verbose=not args.json, cache=args.cache)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print_table(summary)
+
+
+if __name__ == "__main__":
+    main()

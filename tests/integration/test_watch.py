@@ -1,0 +1,309 @@
+"""The watcher against real files, real OS notifications and the real indexes (fake embedder for speed)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vault_engine.errors import InvalidInput, VaultBusy, VaultError
+from vault_engine.index.fakes import HashEmbedder
+from vault_engine.index.fulltext import FullTextIndex
+from vault_engine.store import STATE_DIR
+from vault_engine.vault import Vault
+from vault_engine.watch import WatcherThread, WatchUpdate, watch
+
+pytestmark = pytest.mark.slow
+
+TIMEOUT = 20.0
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = TIMEOUT, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(0.02)
+
+
+def search_ids(root: Path, text: str, limit: int = 1000) -> list[str]:
+    return [hit.id for hit in FullTextIndex(root / STATE_DIR / "fulltext").search(text, limit)]
+
+
+def indexed_count(root: Path) -> int:
+    return FullTextIndex(root / STATE_DIR / "fulltext").count()
+
+
+def memory_text(memory_id: str, body: str, title: str | None = None) -> str:
+    return f"---\nid: {memory_id}\ntitle: {title or memory_id}\ntype: fact\n---\n{body}\n"
+
+
+def write_memory(root: Path, rel: str, memory_id: str, body: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(memory_text(memory_id, body), encoding="utf-8")
+    return path
+
+
+def change_syncs(updates: list[WatchUpdate]) -> list[WatchUpdate]:
+    return [u for u in updates if u.trigger != "start"]
+
+
+def settle(watcher: WatcherThread, quiet: float = 0.6) -> int:
+    """Wait until no sync has been reported for ``quiet`` seconds; the number of updates so far."""
+    deadline = time.monotonic() + TIMEOUT
+    count, since = len(watcher.updates), time.monotonic()
+    while time.monotonic() - since < quiet:
+        if time.monotonic() > deadline:
+            raise AssertionError("the watcher never settled")
+        time.sleep(0.02)
+        if len(watcher.updates) != count:
+            count, since = len(watcher.updates), time.monotonic()
+    return count
+
+
+def reported(watcher: WatcherThread, test: Callable[[WatchUpdate], bool], what: str) -> WatchUpdate:
+    """The first update passing ``test``, waiting for it (the index is searchable a little before the report)."""
+    wait_for(lambda: any(test(u) for u in list(watcher.updates)), what=what)
+    return next(u for u in watcher.updates if test(u))
+
+
+@pytest.fixture
+def running(vault: Vault) -> Iterator[WatcherThread]:
+    watcher = WatcherThread(vault, HashEmbedder(), debounce_ms=150).start()
+    yield watcher
+    watcher.stop()
+
+
+def test_start_sync_indexes_what_is_already_there(make_vault: Callable[..., Vault]) -> None:
+    vault = make_vault({"memories/a.md": memory_text("m-a", "Preexisting walrus fact.")})
+    with WatcherThread(vault, HashEmbedder()) as watcher:
+        [start] = watcher.updates
+        assert start.trigger == "start" and start.report is not None
+        assert start.report.plan.added == ("m-a",)
+        assert search_ids(vault.root, "walrus") == ["m-a"]
+
+
+def test_an_edit_is_searchable_soon_after_the_write(vault: Vault, running: WatcherThread) -> None:
+    path = write_memory(vault.root, "memories/global/edit.md", "m-edit", "The first version mentions penguins.")
+    wait_for(lambda: search_ids(vault.root, "penguins") == ["m-edit"], what="the new file")
+    path.write_text(memory_text("m-edit", "The second version mentions narwhals."), encoding="utf-8")
+    written = time.monotonic()
+    wait_for(lambda: search_ids(vault.root, "narwhals") == ["m-edit"], what="the edit")
+    assert time.monotonic() - written < 5
+    assert search_ids(vault.root, "penguins") == []
+    last = reported(running, lambda u: u.report is not None and u.report.plan.modified == ("m-edit",), "the report")
+    assert last.changed and last.trigger == "changes" and last.changes >= 1
+
+
+def test_deleting_a_file_removes_it_from_the_index(vault: Vault, running: WatcherThread) -> None:
+    path = write_memory(vault.root, "memories/doomed.md", "m-doomed", "Ephemeral axolotl.")
+    wait_for(lambda: search_ids(vault.root, "axolotl") == ["m-doomed"], what="the new file")
+    path.unlink()
+    wait_for(lambda: search_ids(vault.root, "axolotl") == [], what="the deletion")
+    reported(running, lambda u: u.report is not None and u.report.plan.deleted == ("m-doomed",), "the report")
+
+
+def test_a_burst_of_files_is_a_few_syncs(vault: Vault, running: WatcherThread) -> None:
+    count = 500
+    for n in range(count):
+        write_memory(vault.root, f"memories/burst/note-{n:03}.md", f"m-burst-{n:03}", f"Burst item {n} quokka.")
+    wait_for(lambda: indexed_count(vault.root) == count, what="all burst files")
+    assert sorted(search_ids(vault.root, "quokka")) == [f"m-burst-{n:03}" for n in range(count)]
+
+    def added() -> int:
+        return sum(len(u.report.plan.added) for u in change_syncs(running.updates) if u.report)
+
+    wait_for(lambda: added() == count, what="the reports")
+    syncs = change_syncs(running.updates)
+    assert 1 <= len(syncs) <= 5, [u.changes for u in syncs]
+    assert syncs[-1].report is not None and syncs[-1].report.problems == []
+
+
+def test_an_invalid_file_is_reported_and_the_watcher_goes_on(vault: Vault, running: WatcherThread) -> None:
+    broken = vault.root / "memories" / "broken.md"
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    broken.write_text("---\nid: m-broken\ntitle: [oops\ntype: fact\n---\nSloth body.\n", encoding="utf-8")
+    wait_for(lambda: any(u.new_problems for u in running.updates), what="the problem report")
+    [problem] = next(u.new_problems for u in running.updates if u.new_problems)
+    assert problem.path == "memories/broken.md" and problem.line is not None
+
+    # Still watching: another file is indexed; the same problem is not reported as new again.
+    write_memory(vault.root, "memories/fine.md", "m-fine", "A healthy capybara.")
+    wait_for(lambda: search_ids(vault.root, "capybara") == ["m-fine"], what="a valid file next to the broken one")
+    last = reported(running, lambda u: u.report is not None and "m-fine" in u.report.plan.added, "the report")
+    assert last.report is not None and last.new_problems == ()
+    assert [p.path for p in last.report.problems] == ["memories/broken.md"]
+
+    broken.write_text(memory_text("m-broken", "Sloth body, fixed."), encoding="utf-8")
+    wait_for(lambda: search_ids(vault.root, "sloth") == ["m-broken"], what="the fixed file")
+    fixed = reported(running, lambda u: u.report is not None and "m-broken" in u.report.plan.added, "the report")
+    assert fixed.report is not None and fixed.report.problems == []
+
+
+def test_editor_temp_files_do_not_trigger_a_sync(vault: Vault, running: WatcherThread) -> None:
+    folder = vault.root / "memories"
+    folder.mkdir(exist_ok=True)
+    before = len(running.updates)
+    for name in (".note.md.swp", "note.md~", "4913", ".#note.md", "note.md.tmp", "#note.md#", "INDEX.md"):
+        (folder / name).write_text(memory_text("m-temp", "Temporary armadillo."), encoding="utf-8")
+    (vault.root / ".obsidian" / "workspace.json").write_text("{}", encoding="utf-8")
+    (vault.root / "journal").mkdir(exist_ok=True)
+    (vault.root / "journal" / "x.md").write_text(memory_text("m-journal", "Journal armadillo."), encoding="utf-8")
+    time.sleep(1.0)  # several debounce windows and ticks: long enough for a sync to have started
+    assert len(running.updates) == before
+    for name in (".note.md.swp", "note.md~", "4913", ".#note.md", "note.md.tmp", "#note.md#"):
+        (folder / name).unlink()
+    time.sleep(0.5)
+    assert len(running.updates) == before
+    assert search_ids(vault.root, "armadillo") == []
+
+
+def test_a_folder_moved_away_and_back(vault: Vault, running: WatcherThread, tmp_path: Path) -> None:
+    for n in range(3):
+        write_memory(vault.root, f"memories/projects/acme/m{n}.md", f"m-acme-{n}", "Acme pelican.")
+    wait_for(lambda: len(search_ids(vault.root, "pelican")) == 3, what="the project files")
+    outside = tmp_path / "parked-acme"
+    shutil.move(vault.root / "memories" / "projects" / "acme", outside)
+    wait_for(lambda: search_ids(vault.root, "pelican") == [], what="the folder moved away")
+    shutil.move(outside, vault.root / "memories" / "renamed-acme")
+    wait_for(lambda: len(search_ids(vault.root, "pelican")) == 3, what="the folder moved back")
+
+
+def test_a_git_checkout_is_one_or_a_few_syncs(vault: Vault, running: WatcherThread) -> None:
+    if not shutil.which("git"):
+        pytest.skip("git is not installed")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(vault.root), "-c", "user.email=t@example.com", "-c", "user.name=t",
+                        "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "one")
+    for n in range(200):
+        write_memory(vault.root, f"memories/one/m{n}.md", f"m-one-{n}", "Branch one heron.")
+    git("add", "memories")
+    git("commit", "-q", "-m", "one")
+    wait_for(lambda: len(search_ids(vault.root, "heron")) == 200, what="branch one indexed")
+    git("checkout", "-q", "-b", "two")
+    git("rm", "-q", "-r", "memories/one")
+    for n in range(200):
+        write_memory(vault.root, f"memories/two/m{n}.md", f"m-two-{n}", "Branch two ibis.")
+    git("add", "memories")
+    git("commit", "-q", "-m", "two")
+    wait_for(lambda: len(search_ids(vault.root, "ibis")) == 200 and search_ids(vault.root, "heron") == [],
+             what="branch two indexed")
+    before = settle(running)
+    git("checkout", "-q", "one")
+    wait_for(lambda: len(search_ids(vault.root, "heron")) == 200 and search_ids(vault.root, "ibis") == [],
+             what="the checkout back to branch one")
+    syncs = running.updates[before : settle(running)]
+    assert 1 <= len(syncs) <= 5
+    assert sum(len(u.report.plan.added) for u in syncs if u.report) == 200
+    assert sum(len(u.report.plan.deleted) for u in syncs if u.report) == 200
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [VaultBusy("vault is busy: another memvault process is writing"), OSError(errno.ENOSPC, "No space left on device")],
+    ids=["busy", "disk-full"],
+)
+def test_a_failed_sync_is_reported_and_retried(vault: Vault, monkeypatch: pytest.MonkeyPatch,
+                                               failure: Exception) -> None:
+    failing = threading.Event()
+    real_sync = vault.sync
+
+    def sync(**kwargs: Any) -> Any:
+        if failing.is_set():
+            raise failure
+        return real_sync(**kwargs)
+
+    monkeypatch.setattr(vault, "sync", sync)
+    with WatcherThread(vault, HashEmbedder(), retry_seconds=(0.2, 0.4)) as watcher:
+        failing.set()
+        write_memory(vault.root, "memories/late.md", "m-late", "Written while failing, a tapir.")
+        wait_for(lambda: sum(u.error is not None for u in watcher.updates) >= 3, what="failed attempts")
+        failed = [u for u in watcher.updates if u.error is not None]
+        assert [u.trigger for u in failed[:3]] == ["changes", "retry", "retry"]
+        assert [u.retry_in for u in failed[:3]] == [0.2, 0.4, 0.4]  # backs off, up to the last delay
+        assert all(isinstance(u.error, VaultError) and u.report is None and not u.changed for u in failed)
+        if isinstance(failure, OSError):
+            assert failed[0].error is not None and "No space left" in failed[0].error.one_line()
+        failing.clear()
+        wait_for(lambda: search_ids(vault.root, "tapir") == ["m-late"], what="the retry once syncing works")
+        done = reported(watcher, lambda u: u.error is None and u.trigger != "start", "the successful retry")
+        assert done.trigger == "retry" and done.report is not None and done.report.plan.added == ("m-late",)
+        # Back to normal: no retries once a sync succeeded.
+        settled = len(watcher.updates)
+        time.sleep(0.8)
+        assert len(watcher.updates) == settled
+
+
+def test_a_sync_held_up_by_another_writer_runs_when_it_is_done(vault: Vault, running: WatcherThread) -> None:
+    other = Vault(vault.root)
+    lock = getattr(other, "index_lock", other.lock)  # whichever lock sync takes
+    with lock.hold():
+        write_memory(vault.root, "memories/held.md", "m-held", "Written while another process syncs, a gecko.")
+        time.sleep(0.5)
+        assert search_ids(vault.root, "gecko") == []
+    wait_for(lambda: search_ids(vault.root, "gecko") == ["m-held"], what="the sync after the lock is released")
+    assert running.running
+
+
+def test_the_model_is_created_once(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[HashEmbedder] = []
+
+    def embedder(self: Vault) -> HashEmbedder:
+        made.append(HashEmbedder())
+        return made[-1]
+
+    monkeypatch.setattr(Vault, "embedder", embedder)
+    with WatcherThread(vault) as watcher:
+        for n in range(3):
+            write_memory(vault.root, f"memories/m{n}.md", f"m-once-{n}", f"Once {n} okapi.")
+            wait_for(lambda n=n: f"m-once-{n}" in search_ids(vault.root, "okapi"), what=f"file {n}")
+            reported(watcher, lambda u, n=n: u.report is not None and f"m-once-{n}" in u.report.plan.added, "report")
+        assert len(change_syncs(watcher.updates)) >= 3
+    assert len(made) == 1 and made[0].calls > 0
+
+
+def test_stop_event_stops_the_loop_promptly(vault: Vault) -> None:
+    stop = threading.Event()
+    updates: list[WatchUpdate] = []
+    thread = threading.Thread(
+        target=watch, args=(vault, HashEmbedder()), kwargs={"on_report": updates.append, "stop_event": stop}
+    )
+    thread.start()
+    wait_for(lambda: bool(updates), what="the start sync")
+    stop.set()
+    stopped = time.monotonic()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert time.monotonic() - stopped < 1.0
+    write_memory(vault.root, "memories/after.md", "m-after", "Written after the stop, a dugong.")
+    time.sleep(0.5)
+    assert len(updates) == 1
+
+
+def test_a_negative_debounce_is_refused(vault: Vault) -> None:
+    with pytest.raises(InvalidInput, match="debounce"):
+        watch(vault, HashEmbedder(), on_report=lambda _u: None, debounce_ms=-1)
+
+
+def test_state_files_written_by_sync_do_not_wake_the_watcher(vault: Vault, running: WatcherThread) -> None:
+    """Sync writes INDEX.md and .memvault/: a watcher that reacted to them would never rest."""
+    write_memory(vault.root, "memories/calm.md", "m-calm", "A calm manatee.")
+    wait_for(lambda: search_ids(vault.root, "manatee") == ["m-calm"], what="the file")
+    reported(running, lambda u: u.report is not None and u.report.plan.added == ("m-calm",), "the report")
+    assert (vault.root / "INDEX.md").exists()
+    settled = len(running.updates)
+    time.sleep(1.0)
+    assert len(running.updates) == settled
+    assert os.listdir(vault.root / STATE_DIR)

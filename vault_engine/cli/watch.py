@@ -1,0 +1,109 @@
+"""``memvault watch``: keep the search indexes in line with the files, in the foreground."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from . import cli
+from .options import Settings, common
+
+if TYPE_CHECKING:
+    from ..watch import WatchUpdate
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+PROGRESS_MIN_TEXTS = 512  # smaller syncs take a moment: a bar per edit would only clutter the log
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT and SIGTERM set ``stop``: the sync in progress finishes, none starts.
+
+    A second signal aborts at once (the indexes stay consistent enough for the
+    next sync to repair: each commits atomically and the stat cache is written last).
+    """
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.signal(number, handler) for number in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+def update_json(update: WatchUpdate) -> dict[str, Any]:
+    data: dict[str, Any] = {"event": "sync" if update.error is None else "error", "trigger": update.trigger,
+                            "changes": update.changes, "seconds": round(update.seconds, 4)}
+    if update.error is not None:
+        return {**data, "error": update.error.one_line(), "retry_in": update.retry_in}
+    report = update.report
+    assert report is not None
+    plan = report.plan
+    return {
+        **data, "added": list(plan.added), "modified": list(plan.modified), "moved": list(plan.moved),
+        "deleted": list(plan.deleted), "unchanged": plan.unchanged, "parsed": report.parsed,
+        "embedded": report.embedded, "invalid": [p.one_line() for p in report.problems],
+        "new_invalid": [p.one_line() for p in update.new_problems], "notice": report.notice,
+    }
+
+
+def _print(settings: Settings, update: WatchUpdate) -> None:
+    if settings.as_json:
+        click.echo(json.dumps(update_json(update), ensure_ascii=False, default=str))
+    elif update.report is not None and (update.changed or update.trigger == "start"):
+        report = update.report
+        click.echo(f"synced: {report.plan.summary()}; {report.embedded} texts embedded ({update.seconds:.2f}s)")
+    if update.error is not None:
+        click.echo(f"warning: sync failed: {update.error.one_line()}; retrying in {update.retry_in:g}s", err=True)
+    if update.report is not None and update.report.notice and not settings.as_json:
+        click.echo(update.report.notice, err=True)
+    for problem in update.new_problems:
+        click.echo(f"warning: {problem.one_line()}", err=True)
+    if update.trigger == "start":
+        click.echo("watching for changes; press Ctrl-C to stop", err=True)
+
+
+@cli.command("watch")
+@click.option("--debounce", "debounce_ms", type=click.IntRange(min=0), default=None, metavar="MS",
+              help="Longest a batch of changes is collected before it is synced (default: watch.debounce_ms).")
+@common
+@click.pass_obj
+def watch_(settings: Settings, debounce_ms: int | None) -> None:
+    """Sync the search indexes whenever a memory file changes, until Ctrl-C.
+
+    Changes from any editor, `git pull` or `git checkout` are picked up; a
+    burst of changes (a checkout of thousands of files) is a few syncs.
+    Prints one line per sync that changed the indexes (one JSON object per
+    sync with --json) and a warning per newly invalid file; a failed sync
+    (vault busy) is retried. Ctrl-C or SIGTERM stops it after the sync in
+    progress.
+
+    \b
+    Example:
+        memvault watch --vault ~/notes/vault
+    """
+    from ..watch import watch
+
+    vault = settings.open_vault()
+    bar = vault.progress
+    if bar is not None:
+        vault.progress = lambda done, total: bar(done, total) if total >= PROGRESS_MIN_TEXTS else None
+    stop = threading.Event()
+    with _stop_on_signals(stop):
+        watch(vault, on_report=lambda update: _print(settings, update), debounce_ms=debounce_ms, stop_event=stop)
+    click.echo("stopped", err=True)

@@ -1,0 +1,294 @@
+"""Keep the search indexes in line with the files while editors, git and agents change them.
+
+:func:`is_relevant` decides from a path alone whether a filesystem change can
+alter what sync sees; :func:`watch` runs one sync at start, then one
+incremental :meth:`Vault.sync` per debounced batch of relevant changes.  The
+watcher has no indexing logic of its own, and holds the writer lock only
+while a sync runs, so other writers are never shut out for long.
+
+Batching: a batch is synced once the vault has been quiet for ``STEP_MS``, or
+at the latest ``debounce_ms`` after its first change.  Changes made while a
+sync runs are collected and become the next batch, so a burst of thousands of
+files (a ``git checkout``) is a few syncs, however long each one takes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from watchfiles import Change
+from watchfiles import watch as watch_changes
+
+from . import store
+from .errors import InvalidInput, VaultError
+
+if TYPE_CHECKING:
+    from .index.embedder import Embedder
+    from .sync import SyncReport
+    from .vault import Vault
+
+log = logging.getLogger(__name__)
+
+STEP_MS = 50  # quiet time that closes a batch
+TICK_MS = 250  # longest wait without a wake-up: bounds the start-up delay and retry timing
+RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)  # after a failed sync, while nothing changes
+
+# Editor leftovers that are never memories: vim swap files (.foo.md.swp, .swo, ...) and
+# backups (foo.md~), emacs autosaves (#foo.md#), temp files of atomic saves (foo.md.tmp),
+# JetBrains safe writes (foo.md___jb_tmp___), downloads in progress.  Hidden names
+# (.#foo.md, .foo.md.1a2b.tmp) are excluded before this is consulted.
+_TEMP_NAME = re.compile(
+    r"(~|\.sw[a-p]|\.tmp|\.temp|\.bak|\.orig|\.part|\.crdownload|___jb_\w+___)$|^#.*#$", re.IGNORECASE
+)
+_VIM_PROBE_FIRST, _VIM_PROBE_STEP = 4913, 123  # vim tries 4913, 5036, 5159, ... to test a folder is writable
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is an editor's swap, backup, lock or temp file."""
+    if _TEMP_NAME.search(name):
+        return True
+    if name.isdigit() and name.isascii():
+        number = int(name)
+        return number >= _VIM_PROBE_FIRST and (number - _VIM_PROBE_FIRST) % _VIM_PROBE_STEP == 0
+    return False
+
+
+def is_relevant(root: Path | str, change: Change, path: str) -> bool:
+    """Whether a change to ``path`` can change what sync sees (pure: no filesystem access).
+
+    Relevant: any change to a ``.md`` file that sync reads as a memory (the
+    rules of :func:`store.iter_markdown`: not hidden, not under ``.memvault/``,
+    ``.git/``, ``.obsidian/`` or the root ``journal/``, not ``INDEX.md``, not
+    the root ``README.md``), and any other non-temp name appearing or
+    disappearing, because a folder moved in, away or renamed carries its
+    memories with it without an event per file.  A path whose kind cannot be
+    known any more (deleted) is treated as a possible folder.
+    """
+    prefix = os.path.join(str(root), "")
+    if not path.startswith(prefix):
+        return False
+    parts = path[len(prefix) :].split(os.sep)
+    name = parts[-1]
+    if not name or any(part.startswith(".") for part in parts):
+        return False
+    if parts[0] in store.SKIP_DIRS or is_temp_name(name):
+        return False
+    if name.endswith(".md"):
+        return name != store.INDEX_PAGE and not (len(parts) == 1 and name in store.ROOT_FILES)
+    return change != Change.modified
+
+
+@dataclass(frozen=True, slots=True)
+class WatchUpdate:
+    """One sync the watcher ran: its report, or the error that stopped it."""
+
+    trigger: str  # "start", "changes" (a batch of file changes) or "retry" (after a failed sync)
+    changes: int  # relevant file changes in the batch
+    seconds: float  # how long the sync took
+    report: SyncReport | None = None
+    error: VaultError | None = None
+    new_problems: tuple[VaultError, ...] = ()  # problems the previous sync did not report
+    retry_in: float | None = None  # seconds until the next attempt when the sync failed
+
+    @property
+    def changed(self) -> bool:
+        """Whether the sync changed the indexes."""
+        return self.report is not None and not self.report.plan.empty
+
+
+def _failure(exc: OSError) -> VaultError:
+    return VaultError(f"sync failed: {exc.strerror or exc}", path=exc.filename)
+
+
+def watch(
+    vault: Vault,
+    embedder: Embedder | None = None,
+    *,
+    on_report: Callable[[WatchUpdate], None],
+    debounce_ms: int | None = None,
+    stop_event: threading.Event | None = None,
+    retry_seconds: Sequence[float] = RETRY_SECONDS,
+) -> None:
+    """Sync ``vault`` now and after every batch of file changes, until ``stop_event`` is set.
+
+    Args:
+        vault: the open vault.
+        embedder: the model to embed with (default: the vault's); created once and
+            kept loaded, so a batch never pays for loading it.
+        on_report: called after every sync, from the watching thread.
+        debounce_ms: longest a batch collects changes (default: ``watch.debounce_ms``).
+        stop_event: set it to stop; the sync in progress, if any, finishes first.
+        retry_seconds: delays before retrying a failed sync while nothing changes.
+
+    A sync that fails with a :class:`VaultError` (the vault is busy, the disk is
+    full, the model cannot load) is reported and retried, never fatal.  Ctrl-C
+    while waiting ends the watch; a caller that must never interrupt a sync
+    handles SIGINT itself and sets ``stop_event`` (as ``memvault watch`` does).
+
+    Raises:
+        InvalidInput: ``debounce_ms`` is negative.
+    """
+    debounce = vault.config.watch.debounce_ms if debounce_ms is None else debounce_ms
+    if debounce < 0:
+        raise InvalidInput(f"the watch debounce must be at least 0 ms, got {debounce}")
+    model = embedder if embedder is not None else vault.embedder()
+    stop = stop_event if stop_event is not None else threading.Event()
+    root = str(vault.root)
+    delays = tuple(retry_seconds) or RETRY_SECONDS
+    failures = 0
+    retry_at: float | None = None
+    started = False
+    previous: set[str] = set()
+
+    def relevant(change: Change, path: str) -> bool:
+        return is_relevant(root, change, path)
+
+    # The watcher starts before the first sync scans the disk, so no change falls
+    # between the two; the first batch (or the first tick) runs the start sync.
+    batches = watch_changes(
+        root, watch_filter=relevant, debounce=debounce, step=STEP_MS, stop_event=stop, rust_timeout=TICK_MS,
+        yield_on_timeout=True, raise_interrupt=False, ignore_permission_denied=True,
+    )
+    try:
+        for batch in batches:
+            if stop.is_set():
+                break
+            if not started:
+                trigger = "start"
+            elif batch:
+                trigger = "changes"
+            elif retry_at is not None and time.monotonic() >= retry_at:
+                trigger = "retry"
+            else:
+                continue
+            begin = time.perf_counter()
+            try:
+                report = vault.sync(embedder=model, paths=_changed_files(root, batch) if trigger == "changes" else None)
+            except (VaultError, OSError) as exc:
+                error = exc if isinstance(exc, VaultError) else _failure(exc)
+                delay = delays[min(failures, len(delays) - 1)]
+                failures += 1
+                retry_at = time.monotonic() + delay
+                log.info("sync failed (%s); retrying in %gs", error.one_line(), delay)
+                on_report(WatchUpdate(trigger, len(batch), time.perf_counter() - begin, error=error, retry_in=delay))
+            else:
+                failures, retry_at = 0, None
+                fresh = tuple(p for p in report.problems if p.one_line() not in previous)
+                previous = {problem.one_line() for problem in report.problems}
+                on_report(WatchUpdate(trigger, len(batch), time.perf_counter() - begin, report, new_problems=fresh))
+            if not started:
+                started = True
+                _warm_up(model)
+    finally:
+        batches.close()  # releases the OS watches now, not whenever the generator is collected
+
+
+def _changed_files(root: str, batch: set[tuple[Change, str]]) -> list[str] | None:
+    """The relative paths of a batch of ``.md`` file changes; None when a folder may have
+    moved (any other name), so the sync walks the whole vault instead."""
+    prefix = os.path.join(root, "")
+    rels = []
+    for _change, path in batch:
+        if not path.endswith(".md") or not path.startswith(prefix):
+            return None
+        rels.append(path[len(prefix) :].replace(os.sep, "/"))
+    return rels
+
+
+def _warm_up(model: Embedder) -> None:
+    """Load the model now, so the first edit is not the one that waits for it."""
+    try:
+        model.embed(["memvault watch"])
+    except VaultError as exc:  # the next sync that needs the model reports it
+        log.info("embedding model not loaded: %s", exc.one_line())
+
+
+class WatcherThread:
+    """:func:`watch` in a background thread, for servers, tests and benchmarks.
+
+    Example::
+
+        with WatcherThread(vault, on_report=print) as watcher:
+            ...  # edit files; watcher.updates lists every sync so far
+    """
+
+    def __init__(
+        self,
+        vault: Vault,
+        embedder: Embedder | None = None,
+        *,
+        on_report: Callable[[WatchUpdate], None] | None = None,
+        debounce_ms: int | None = None,
+        retry_seconds: Sequence[float] = RETRY_SECONDS,
+    ):
+        self.vault = vault
+        self.embedder = embedder
+        self.debounce_ms = debounce_ms
+        self.retry_seconds = retry_seconds
+        self.updates: list[WatchUpdate] = []
+        self.stop_event = threading.Event()
+        self._on_report = on_report
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="memvault-watch", daemon=True)
+
+    def _report(self, update: WatchUpdate) -> None:
+        self.updates.append(update)
+        self._ready.set()
+        if self._on_report is not None:
+            self._on_report(update)
+
+    def _run(self) -> None:
+        try:
+            watch(self.vault, self.embedder, on_report=self._report, debounce_ms=self.debounce_ms,
+                  stop_event=self.stop_event, retry_seconds=self.retry_seconds)
+        except BaseException as exc:  # handed to the thread that calls stop()
+            self._failure = exc
+        finally:
+            self._ready.set()
+
+    def start(self, timeout: float | None = None) -> WatcherThread:
+        """Start watching; returns once the start sync has run, or after ``timeout`` seconds (see ``ready``)."""
+        self._thread.start()
+        self._ready.wait(timeout)
+        self._raise()
+        return self
+
+    @property
+    def ready(self) -> bool:
+        """Whether the start sync has run (or the watcher has ended)."""
+        return self._ready.is_set()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop after the sync in progress; re-raises what made the watcher fail, if anything."""
+        self.stop_event.set()
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise VaultError(f"the watcher did not stop within {timeout:g}s")
+        self._raise()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def _raise(self) -> None:
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+
+    def __enter__(self) -> WatcherThread:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()
