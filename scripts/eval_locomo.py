@@ -172,8 +172,9 @@ def evaluate(data: list[dict[str, Any]], context: str, setups: dict[str, dict[st
                 owners_file.write_text(json.dumps(owners))
             base = config_mod.load(root)
             for name, changes in setups.items():
+                # The engine's built-in retrieval defaults, not the vault file's (a cached vault may predate them).
                 retrieval = dataclasses.replace(
-                    base.retrieval, **{"max_context_chars": 10**9, **overrides, **changes}
+                    config_mod.RetrievalSettings(), **{"max_context_chars": 10**9, **overrides, **changes}
                 )
                 searcher = Searcher(root, dataclasses.replace(base, retrieval=retrieval), vault.embedder())
                 for qa in sample["qa"]:

@@ -141,35 +141,36 @@ class _Filter:
 
 
 class _Columns:
-    """Filterable columns of every catalog row, aligned with the vector store's ids."""
+    """What the filters read, for every catalog row, as arrays: filtering costs no row decoding."""
 
-    def __init__(self, catalog: Catalog, ids: Sequence[str]):
+    def __init__(self, catalog: Catalog, vector_ids: Sequence[str]):
         light = catalog.light()
-        position = {memory_id: n for n, memory_id in enumerate(ids)}
-        n = len(ids)
-        self.known = np.zeros(n, dtype=bool)
+        n = len(light)
+        self.position: dict[str, int] = {}
         self.superseded = np.zeros(n, dtype=bool)
+        self.trashed = np.zeros(n, dtype=bool)
         self.trust = np.full(n, -1, dtype=np.int8)
         self.type = np.full(n, -1, dtype=np.int8)
         self.global_scope = np.zeros(n, dtype=bool)
         self.project = np.full(n, -1, dtype=np.int32)
         self.projects: dict[str, int] = {}
         self.with_paths: list[tuple[int, tuple[str, ...]]] = []
-        for memory_id, lifecycle, trust, kind, scope, project, paths in light:
-            at = position.get(memory_id)
-            if at is None:
-                continue
-            self.known[at] = True
+        for at, (memory_id, status, lifecycle, trust, kind, scope, project, paths) in enumerate(light):
+            self.position[memory_id] = at
             self.superseded[at] = lifecycle == "superseded"
+            self.trashed[at] = status == "trashed"
             self.trust[at] = TRUSTS.index(trust) if trust in TRUSTS else -1
             self.type[at] = TYPES.index(kind) if kind in TYPES else -1
             self.global_scope[at] = scope == "global"
             self.project[at] = self.projects.setdefault(project, len(self.projects))
             if paths:
                 self.with_paths.append((at, paths))
+        # Vector-store row -> catalog row (-1: a vector without a catalog row, never returned).
+        self.vector_rows = np.array([self.position.get(i, -1) for i in vector_ids], dtype=np.int64)
 
     def mask(self, flt: _Filter) -> npt.NDArray[np.bool_]:
-        mask = self.known & ~self.superseded
+        """Catalog rows the filter admits (trashed ones included: they may be offered for revival)."""
+        mask = ~self.superseded
         mask &= np.isin(self.trust, [TRUSTS.index(t) for t in flt.trust])
         if flt.types:
             mask &= np.isin(self.type, [TYPES.index(t) for t in flt.types if t in TYPES])
@@ -182,6 +183,20 @@ class _Columns:
                     mask[at] = False
         return mask
 
+    def vector_mask(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        known = self.vector_rows >= 0
+        return known & mask[np.where(known, self.vector_rows, 0)]
+
+
+def boost_bounds(settings: RetrievalSettings) -> tuple[float, float]:
+    """The smallest and largest product the boosts can give (signals lie in [0, 1])."""
+    low = high = 1.0
+    for alpha in (settings.alpha_recency, settings.alpha_event_time, settings.alpha_proof,
+                  settings.alpha_trust, settings.alpha_usefulness):
+        low *= 1 - abs(alpha) / 2
+        high *= 1 + abs(alpha) / 2
+    return low, high
+
 
 class Searcher:
     """Searches one vault's indexes; cheap to query many times."""
@@ -191,11 +206,18 @@ class Searcher:
         self.root = root
         self.settings = config.retrieval
         self.embedder = embedder
-        self.fulltext = FullTextIndex(state / "fulltext")
-        self.vectors = VectorStore(state / "vectors.sqlite", embedder.name, embedder.dim)
         self.catalog = Catalog(state / "catalog.sqlite")
+        try:
+            self.vectors = VectorStore(state / "vectors.sqlite", embedder.name, embedder.dim)
+            self.fulltext = FullTextIndex(state / "fulltext")
+        except BaseException:
+            self.catalog.close()
+            if hasattr(self, "vectors"):
+                self.vectors.close()
+            raise
         self._columns: _Columns | None = None
-        self._masks: dict[tuple[Any, ...], npt.NDArray[np.bool_]] = {}
+        self._masks: dict[tuple[Any, ...], tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] = {}
+        self._row_cache: dict[str, CatalogRow] = {}
 
     def close(self) -> None:
         self.vectors.close()
@@ -207,15 +229,31 @@ class Searcher:
         self.vectors.invalidate()
         self._columns = None
         self._masks.clear()
+        self._row_cache.clear()
 
-    def _mask(self, flt: _Filter) -> npt.NDArray[np.bool_]:
+    def _rows(self, ids: set[str]) -> dict[str, CatalogRow]:
+        """Catalog rows of ``ids``, decoded once per searcher."""
+        missing = [i for i in ids if i not in self._row_cache]
+        if missing:
+            if len(self._row_cache) > 50_000:
+                self._row_cache.clear()
+            self._row_cache.update(self.catalog.get(missing))
+        return {i: self._row_cache[i] for i in ids if i in self._row_cache}
+
+    def _cols(self) -> _Columns:
         if self._columns is None:
             self._columns = _Columns(self.catalog, self.vectors.ids())
+        return self._columns
+
+    def _mask(self, flt: _Filter) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """(catalog mask, vector mask) of a filter, cached."""
         key = flt.key()
         if key not in self._masks:
             if len(self._masks) > 32:
                 self._masks.clear()
-            self._masks[key] = self._columns.mask(flt)
+            cols = self._cols()
+            mask = cols.mask(flt)
+            self._masks[key] = (mask, cols.vector_mask(mask))
         return self._masks[key]
 
     # ------------------------------------------------------------ lanes
@@ -227,12 +265,13 @@ class Searcher:
         filters: dict[str, Iterable[str]] = {"trust": flt.trust}
         if flt.types:
             filters["type"] = flt.types
-        text_hits = self.fulltext.search(query, depth, filters, any_of=any_of, exclude=[("lifecycle", "superseded")])
+        text_hits = self.fulltext.search(query, depth, filters, any_of=any_of, exclude=[("lifecycle", "superseded")],
+                                         snippet_count=self.settings.limit * 2)
         snippets = {h.id: h.snippet for h in text_hits}
         rankings: dict[str, list[str]] = {"fts": [h.id for h in text_hits]}
         similarity: dict[str, dict[str, float]] = {}
         vector = self.embedder.embed([query])[0]
-        for lane, pairs in self.vectors.search(vector, depth, self._mask(flt)).items():
+        for lane, pairs in self.vectors.search(vector, depth, self._mask(flt)[1]).items():
             rankings[lane] = [memory_id for memory_id, _ in pairs]
             similarity[lane] = dict(pairs)
         return rankings, snippets, similarity
@@ -275,33 +314,48 @@ class Searcher:
         depth = max(s.candidates, limit * 3)
 
         rankings, snippets, similarity = self._lanes(request.query, flt, depth)
-        candidates = {i for ids in rankings.values() for i in ids}
-        rows = self.catalog.get(candidates)
-        # Stale lane entries (a vector without a catalog row) and rows the
-        # filters reject (path selectors in the BM25 lane) drop out here.
-        rankings = {lane: [i for i in ids if i in rows and flt.admits(rows[i])] for lane, ids in rankings.items()}
-        active = {lane: [i for i in ids if rows[i].status == "active"] for lane, ids in rankings.items()}
+        cols = self._cols()
+        admitted = self._mask(flt)[0]
+        # Stale lane entries (not in the catalog) and rows the filters reject
+        # (path selectors in the BM25 lane) drop out here.
+        rankings = {
+            lane: [i for i in ids if i in cols.position and admitted[cols.position[i]]]
+            for lane, ids in rankings.items()
+        }
+        active = {lane: [i for i in ids if not cols.trashed[cols.position[i]]] for lane, ids in rankings.items()}
+        positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)} for lane, ids in rankings.items()}
 
         fused_input, weights = self._fusion_input(active, similarity)
-        positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)} for lane, ids in rankings.items()}
-        # Boosting is cheap; building a full hit (reasons, snippet) is done for the top only.
-        scored = sorted(((boost(f, rows[f.id], s, moment).score, f) for f in fuse(fused_input, weights, s.rrf_k)),
+        fused = fuse(fused_input, weights, s.rrf_k)
+        shortlist_size = limit * 2 + 10
+        if len(fused) > shortlist_size:
+            # A candidate whose best possible boost cannot reach the worst possible
+            # boost of the shortlist's last member can never be shown: skip it.
+            low, high = boost_bounds(s)
+            floor = fused[shortlist_size - 1].score * low / high
+            fused = [f for f in fused if f.score >= floor]
+        rows = self._rows({f.id for f in fused})
+        scored = sorted(((boost(f, rows[f.id], s, moment).score, f) for f in fused if f.id in rows),
                         key=lambda pair: (-pair[0], pair[1].id))
-        shortlist = scored[: limit * 2 + 10]
-        hits = [self._hit(f, rows[f.id], positions, similarity, snippets, moment) for _score, f in shortlist]
+        # Building a full hit (reasons, snippet) is done for the shortlist only.
+        hits = [self._hit(f, rows[f.id], positions, similarity, snippets, moment)
+                for _score, f in scored[:shortlist_size]]
         hits = self._with_neighbours(hits, flt, moment, rows)
         hits.sort(key=lambda h: (-h.score, h.id))
         hits = [h for h in hits if h.score >= s.min_score]
         hits = self._collapse(hits, limit)
         hits = self._cut(hits, limit)
 
-        all_input, all_weights = self._fusion_input(rankings, similarity)
-        revivable = [
-            self._hit(f, rows[f.id], positions, similarity, snippets, moment)
-            for f in fuse(all_input, all_weights, s.rrf_k)[:limit]
-            if rows[f.id].status == "trashed"
-        ]
-        revivable = [h for h in revivable if h.score >= s.revive_score][:MAX_REVIVABLE]
+        revivable: list[Hit] = []
+        if any(cols.trashed[cols.position[i]] for ids in rankings.values() for i in ids[:limit]):
+            all_input, all_weights = self._fusion_input(rankings, similarity)
+            top = fuse(all_input, all_weights, s.rrf_k)[:limit]
+            trashed_rows = self._rows({f.id for f in top if cols.trashed[cols.position[f.id]]})
+            revivable = [
+                self._hit(f, trashed_rows[f.id], positions, similarity, snippets, moment)
+                for f in top if f.id in trashed_rows
+            ]
+            revivable = [h for h in revivable if h.score >= s.revive_score][:MAX_REVIVABLE]
         return SearchResult(request.query, hits, revivable)
 
     def _hit(self, fused: Fused, row: CatalogRow, positions: Mapping[str, Mapping[str, int]],
@@ -331,7 +385,7 @@ class Searcher:
             return hits
         targets = self.catalog.resolve({t for ts in links.values() for t in ts})
         by_id = {h.id: h for h in hits}
-        rows = self.catalog.get(set(targets.values()) - set(by_id))
+        rows = self._rows(set(targets.values()) - set(by_id))
         for source in links:
             score = by_id[source].score * factor
             for target in links[source]:

@@ -256,14 +256,20 @@ class Indexes:
         return self.state_dir / "fulltext", self.state_dir / "vectors.sqlite", self.state_dir / "catalog.sqlite"
 
     def _try_open(self) -> tuple[FullTextIndex, VectorStore, Catalog]:
+        # Tantivy last: an index it holds open must not be deleted under it when another part is stale.
         ft_path, vec_path, cat_path = self._paths()
-        fulltext = FullTextIndex(ft_path)
-        vectors = VectorStore(vec_path, self.embedder.name, self.embedder.dim)
+        catalog = Catalog(cat_path)
         try:
-            catalog = Catalog(cat_path)
             catalog.records()
+            vectors = VectorStore(vec_path, self.embedder.name, self.embedder.dim)
+        except IndexStale:
+            catalog.close()
+            raise
+        try:
+            fulltext = FullTextIndex(ft_path)
         except IndexStale:
             vectors.close()
+            catalog.close()
             raise
         return fulltext, vectors, catalog
 
@@ -272,8 +278,9 @@ class Indexes:
             return self._try_open()
         except IndexStale as exc:
             self.notice = f"notice: {exc.one_line()}"
-            self._remove()
-            return self._try_open()
+        # Outside the handler: its traceback would keep the half-opened parts alive.
+        self._remove()
+        return self._try_open()
 
     def _remove(self) -> None:
         ft_path, vec_path, cat_path = self._paths()

@@ -24,6 +24,7 @@ from . import fsio, store
 from .config import VaultConfig
 from .errors import (
     ForgottenContent,
+    IndexStale,
     InvalidInput,
     NothingToUndo,
     VaultError,
@@ -759,31 +760,46 @@ class Vault:
         with self.index_lock.hold():
             indexes = Indexes(self.root, model)
             try:
-                return sync(self.root, indexes, full=full, progress=self.progress, paths=paths)
+                try:
+                    return sync(self.root, indexes, full=full, progress=self.progress, paths=paths)
+                except IndexStale as exc:  # damage found past the open: rebuild from the files
+                    indexes.notice = f"notice: {exc.one_line()}"
+                    return sync(self.root, indexes, full=True, progress=self.progress)
             finally:
                 indexes.close()
 
     def search(self, request: SearchRequest) -> SearchResult:
         """Hybrid search; builds the indexes first when they are missing or unreadable."""
-        from .errors import IndexStale
-        from .search import Searcher
 
         notice = None
         if not (self.root / store.STATE_DIR / "catalog.sqlite").exists():
             report = self.sync()
             notice = report.notice or f"notice: built the search indexes ({report.plan.summary()})"
+        for attempt in (1, 2):
+            problem = None
+            try:
+                result = self._search_once(request)
+            except IndexStale as exc:
+                if attempt == 2:
+                    raise
+                problem = exc.one_line()
+            if problem is None:
+                result.notice = notice
+                return result
+            # Unreadable or from another version: rebuild from the files (outside the
+            # handler, so nothing of the failed attempt is held open), then search again.
+            report = self.sync(full=True)
+            notice = f"notice: {problem}; rebuilt ({report.plan.summary()})"
+        raise AssertionError("unreachable")
+
+    def _search_once(self, request: SearchRequest) -> SearchResult:
+        from .search import Searcher
+
+        searcher = Searcher(self.root, self.config, self.embedder())
         try:
-            searcher = Searcher(self.root, self.config, self.embedder())
-        except IndexStale:
-            report = self.sync()
-            notice = report.notice
-            searcher = Searcher(self.root, self.config, self.embedder())
-        try:
-            result = searcher.search(request)
+            return searcher.search(request)
         finally:
             searcher.close()
-        result.notice = notice
-        return result
 
     # ------------------------------------------------------------ status
 

@@ -245,3 +245,22 @@ def test_search_reads_no_memory_file(filled: tuple[Vault, dict[str, str]], monke
     monkeypatch.setattr(Path, "read_bytes", spy)
     assert made["system"] in ids(vault, "green pipeline")
     assert opened == []
+
+
+def test_damage_found_past_the_open_is_rebuilt(make_vault: Callable[..., Vault]) -> None:
+    vault = live(make_vault())
+    for n in range(60):  # enough rows for the catalog to span several pages
+        vault.import_jsonl([f'{{"title": "Note {n}", "body": "Widget {n} ships with firmware {n}. {"x" * 300}"}}'])
+    target = vault.add(NewMemory("The gateway rejects requests without a trace header.")).id
+    catalog = vault.root / STATE_DIR / "catalog.sqlite"
+    data = bytearray(catalog.read_bytes())
+    assert len(data) > 3 * 4096
+    data[4096:] = b"\xff" * (len(data) - 4096)  # the header still reads; the rows do not
+    catalog.write_bytes(bytes(data))
+    result = vault.search(SearchRequest("gateway trace header"))
+    assert result.notice and "rebuilt" in result.notice
+    assert result.hits[0].id == target
+    catalog.write_bytes(bytes(data))
+    report = vault.sync()
+    assert report.notice and "catalog" in report.notice
+    assert report.plan.added and target in report.plan.added

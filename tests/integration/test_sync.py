@@ -145,3 +145,49 @@ def test_progress_is_reported_and_vectors_keep_their_order(make_vault: Callable[
         expected = fake.embed([summary])[0]
         assert indexes.vectors.vector(entry.memory.id, "summary") == pytest.approx(expected)
     indexes.close()
+
+
+def test_a_targeted_sync_reads_only_the_given_paths(filled: Vault) -> None:
+    fake = HashEmbedder()
+    filled.sync(embedder=fake)
+    entries = sorted(filled.scan().entries.values(), key=lambda e: e.path)
+    first, second = entries[0], entries[1]
+    # A hand edit elsewhere is left for a later full sync; the given path is indexed alone.
+    (filled.root / second.path).write_text((filled.root / second.path).read_text() + "\nHand edit.\n")
+    (filled.root / first.path).write_text((filled.root / first.path).read_text() + "\nZyzzyva appended.\n")
+    report = filled.sync(embedder=fake, paths=[first.path])
+    assert report.plan.modified == (first.memory.id,) and report.parsed == 1
+    assert filled.sync(embedder=fake).plan.modified == (second.memory.id,)
+
+    # Move: the old and the new path both changed.
+    moved = "memories/global/moved-by-hand.md"
+    (filled.root / first.path).rename(filled.root / moved)
+    report = filled.sync(embedder=fake, paths=[first.path, moved])
+    assert report.plan.moved == (first.memory.id,) and report.embedded == 0
+
+    # Delete: the path is gone.
+    (filled.root / moved).unlink()
+    report = filled.sync(embedder=fake, paths=[moved])
+    assert report.plan.deleted == (first.memory.id,)
+
+    # A copy of a file (same id at a second path) is reported as a duplicate, and the
+    # targeted sync keeps the same one of the two a full walk keeps.
+    copy = "memories/global/copy.md"
+    (filled.root / copy).write_text((filled.root / second.path).read_text())
+    report = filled.sync(embedder=fake, paths=[copy])
+    assert any("copy.md" in p.one_line() for p in report.problems)
+    full = filled.sync(embedder=fake)
+    assert full.plan.empty and any("copy.md" in p.one_line() for p in full.problems)
+    # Paths that are not memories are ignored.
+    assert filled.sync(embedder=fake, paths=["INDEX.md", ".memvault/lock", "../etc/passwd.md"]).plan.empty
+
+
+def test_a_write_syncs_just_what_it_wrote(make_vault: Callable[..., Vault]) -> None:
+    fake = HashEmbedder()
+    vault = Vault(make_vault().root, auto_sync=True, embedder=fake)
+    first = vault.add(NewMemory("Alpha memory about caching.")).id
+    assert vault.last_sync is not None and vault.last_sync.plan.added == (first,)
+    second = vault.add(NewMemory("Beta memory about queues."))
+    assert vault.last_sync.plan.added == (second.id,) and vault.last_sync.parsed == 1
+    forgotten = vault.forget(first)
+    assert vault.last_sync.plan.modified == (first,) and forgotten.path.startswith("trash/")

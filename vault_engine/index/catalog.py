@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import IndexStale
 from ..memory import Memory, memory_text, text_digest
 from ..store import Entry
+from .guard import stale_on_error
 
 SCHEMA_VERSION = "1"
 COLUMNS = (
@@ -97,6 +98,19 @@ def _moment(text: str | None) -> date | datetime | None:
     return datetime.fromisoformat(text) if "T" in text else date.fromisoformat(text)
 
 
+_APPLIED_CACHE: dict[str, dict[str, int]] = {}
+
+
+def _applied(text: str) -> dict[str, int]:
+    """Outcome counts; most rows share a handful of values, so their decoding is cached."""
+    cached = _APPLIED_CACHE.get(text)
+    if cached is None:
+        cached = json.loads(text)
+        if len(_APPLIED_CACHE) < 4096:
+            _APPLIED_CACHE[text] = cached
+    return dict(cached)
+
+
 def _encode(row: CatalogRow) -> tuple[Any, ...]:
     values: list[Any] = []
     for name in COLUMNS:
@@ -112,8 +126,8 @@ def _encode(row: CatalogRow) -> tuple[Any, ...]:
 def _decode(values: tuple[Any, ...]) -> CatalogRow:
     data = dict(zip(COLUMNS, values, strict=True))
     for name in ("paths", "tags", "links"):
-        data[name] = tuple(json.loads(data[name]))
-    data["applied"] = json.loads(data["applied"])
+        data[name] = () if data[name] == "[]" else tuple(json.loads(data[name]))
+    data["applied"] = _applied(data["applied"])
     data["created"] = _datetime(data["created"])
     data["updated"] = _datetime(data["updated"])
     data["occurred_at"] = _moment(data["occurred_at"])
@@ -144,21 +158,18 @@ class Catalog:
     def close(self) -> None:
         self._db.close()
 
+    @stale_on_error("catalog")
     def records(self) -> dict[str, tuple[str, str]]:
         """id -> (path, content hash) of every indexed memory."""
-        try:
-            return {i: (p, h) for i, p, h in self._db.execute("SELECT id, path, hash FROM memories")}
-        except sqlite3.DatabaseError as exc:
-            raise IndexStale(f"catalog is unreadable ({exc}); it will be rebuilt", path=self.path) from None
+        return {i: (p, h) for i, p, h in self._db.execute("SELECT id, path, hash FROM memories")}
 
+    @stale_on_error("catalog")
     def rows(self) -> list[CatalogRow]:
         """Every row, in id order."""
-        try:
-            cursor = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM memories ORDER BY id")
-            return [_decode(values) for values in cursor]
-        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
-            raise IndexStale(f"catalog is unreadable ({exc}); it will be rebuilt", path=self.path) from None
+        cursor = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM memories ORDER BY id")
+        return [_decode(values) for values in cursor]
 
+    @stale_on_error("catalog")
     def listing(self) -> list[CatalogRow]:
         """Every row with just what pages show (no selectors, links or signals): cheap at any size."""
         cursor = self._db.execute(
@@ -170,6 +181,7 @@ class Catalog:
             for i, p, st, ty, sc, pr, tr, lc, ti, t, su in cursor
         ]
 
+    @stale_on_error("catalog")
     def get(self, ids: Iterable[str]) -> dict[str, CatalogRow]:
         wanted = list(dict.fromkeys(ids))
         out: dict[str, CatalogRow] = {}
@@ -182,14 +194,16 @@ class Catalog:
                 out[row.id] = row
         return out
 
-    def light(self) -> list[tuple[str, str, str, str, str, str, tuple[str, ...]]]:
-        """(id, lifecycle, trust, type, scope, project, path selectors) of every row: what filters read."""
-        cursor = self._db.execute("SELECT id, lifecycle, trust, type, scope, project, paths FROM memories")
+    @stale_on_error("catalog")
+    def light(self) -> list[tuple[str, str, str, str, str, str, str, tuple[str, ...]]]:
+        """(id, status, lifecycle, trust, type, scope, project, path selectors) of every row: what filters read."""
+        cursor = self._db.execute("SELECT id, status, lifecycle, trust, type, scope, project, paths FROM memories")
         return [
-            (i, lc, tr, ty, sc, pr, tuple(json.loads(pa)) if pa != "[]" else ())
-            for i, lc, tr, ty, sc, pr, pa in cursor
+            (i, st, lc, tr, ty, sc, pr, tuple(json.loads(pa)) if pa != "[]" else ())
+            for i, st, lc, tr, ty, sc, pr, pa in cursor
         ]
 
+    @stale_on_error("catalog")
     def resolve(self, targets: Iterable[str]) -> dict[str, str]:
         """Link text (an id, ``[[note]]``, a file stem or a title) -> the id it points to."""
         out: dict[str, str] = {}
@@ -209,9 +223,11 @@ class Catalog:
                 out[target] = str(found[0])
         return out
 
+    @stale_on_error("catalog")
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
+    @stale_on_error("catalog")
     def apply(self, upserts: Iterable[CatalogRow], deletes: Iterable[str]) -> None:
         """Replace rows by id and delete others, in one transaction."""
         marks = ", ".join("?" * len(COLUMNS))

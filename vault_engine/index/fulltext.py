@@ -8,8 +8,10 @@ rebuilds it from the files.  tantivy is imported only when an index is opened.
 
 from __future__ import annotations
 
+import gc
 import re
 import shutil
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +87,13 @@ class FullTextIndex:
 
     @staticmethod
     def remove(folder: Path) -> None:
-        shutil.rmtree(folder, ignore_errors=True)
+        for _attempt in range(5):  # a file created meanwhile (a merge finishing) fails one pass
+            shutil.rmtree(folder, ignore_errors=True)
+            if not folder.exists():
+                return
+            gc.collect()
+            time.sleep(0.05)
+        raise IndexStale("full-text index folder cannot be removed; delete it by hand", path=folder)
 
     def apply(self, upserts: Iterable[Mapping[str, Any]], deletes: Iterable[str]) -> None:
         """Replace documents by id and delete others, in one commit."""
@@ -135,11 +143,13 @@ class FullTextIndex:
         *,
         any_of: Sequence[Sequence[tuple[str, str]]] = (),
         exclude: Sequence[tuple[str, str]] = (),
+        snippet_count: int = 1000,
     ) -> list[TextHit]:
         """BM25 hits for ``text``.
 
         ``filters`` maps raw fields to allowed values; each group of ``any_of``
         must match at least one (field, value); no ``exclude`` pair may match.
+        Only the first ``snippet_count`` hits get a highlighted snippet.
         """
         terms = query_terms(text)
         if not terms:
@@ -162,8 +172,8 @@ class FullTextIndex:
         snippets = tantivy.SnippetGenerator.create(searcher, parsed, schema, "summary")
         snippets.set_max_num_chars(160)
         hits = []
-        for score, address in result.hits:
+        for rank, (score, address) in enumerate(result.hits):
             doc = searcher.doc(address)
-            snippet = snippets.snippet_from_doc(doc).fragment()
+            snippet = snippets.snippet_from_doc(doc).fragment() if rank < snippet_count else ""
             hits.append(TextHit(str(doc.get_first("id")), float(score), snippet))
         return hits

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import IndexStale
+from .guard import stale_on_error
 
 SCHEMA_VERSION = "1"
 LANES = ("summary", "trigger", "body")
@@ -66,10 +67,12 @@ class VectorStore:
         self._row_lane: npt.NDArray[np.int8] = np.zeros(0, dtype=np.int8)
         self._index: dict[str, int] | None = None
         self._first_row: list[npt.NDArray[np.int64]] = []
+        self._lane_rows: list[npt.NDArray[np.int64]] = []
 
     def close(self) -> None:
         self._db.close()
 
+    @stale_on_error("vector index")
     def hashes(self, ids: Iterable[str] | None = None) -> dict[str, str]:
         """The content hash each stored memory's vectors were computed from (of ``ids``, or all)."""
         if ids is None:
@@ -82,6 +85,7 @@ class VectorStore:
             out.update(self._db.execute(f"SELECT DISTINCT id, hash FROM vectors WHERE id IN ({marks})", part))
         return out
 
+    @stale_on_error("vector index")
     def put_many(self, items: Iterable[tuple[str, str, Sequence[VectorRow]]]) -> None:
         """Replace the vectors of each (id, content hash, rows) in one transaction."""
         self._db.execute("BEGIN IMMEDIATE")
@@ -101,6 +105,7 @@ class VectorStore:
             raise
         self._matrix = None
 
+    @stale_on_error("vector index")
     def delete(self, ids: Iterable[str]) -> None:
         self._db.execute("BEGIN IMMEDIATE")
         try:
@@ -115,9 +120,11 @@ class VectorStore:
         self._db.execute("DELETE FROM vectors")
         self._matrix = None
 
+    @stale_on_error("vector index")
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
 
+    @stale_on_error("vector index")
     def _load(self) -> npt.NDArray[np.float32]:
         if self._matrix is not None:
             return self._matrix
@@ -152,6 +159,7 @@ class VectorStore:
             matrix, row_id, row_lane = matrix[: n + 1], row_id[: n + 1], row_lane[: n + 1]
         self._matrix, self._ids, self._row_id, self._row_lane = matrix, ids, row_id, row_lane
         self._index = index
+        self._lane_rows = [np.flatnonzero(row_lane == number) for number in range(len(LANES))]
         self._first_row = []
         for number in range(len(LANES)):
             first = np.full(len(ids), -1, dtype=np.int64)
@@ -166,11 +174,13 @@ class VectorStore:
         self._matrix = None
         self._index = None
 
+    @stale_on_error("vector index")
     def ids(self) -> list[str]:
         """Stored memory ids in the order masks given to :meth:`search` follow."""
         self._load()
         return self._ids
 
+    @stale_on_error("vector index")
     def vector(self, memory_id: str, lane: str = "summary") -> npt.NDArray[np.float32] | None:
         """The first stored vector of ``memory_id`` in ``lane`` (None when absent)."""
         matrix = self._load()
@@ -180,6 +190,7 @@ class VectorStore:
         row = int(self._first_row[LANES.index(lane)][number])
         return matrix[row] if row >= 0 else None
 
+    @stale_on_error("vector index")
     def search(
         self,
         query: npt.NDArray[np.float32],
@@ -195,22 +206,26 @@ class VectorStore:
         if not len(matrix):
             return out
         scores = matrix @ np.asarray(query, dtype=np.float32)
-        usable = self._row_lane if allowed is None else np.where(allowed[self._row_id], self._row_lane, -1)
+        if allowed is not None:
+            scores[~allowed[self._row_id]] = -np.inf
         for number, lane in enumerate(LANES):
-            rows = np.flatnonzero(usable == number)
+            rows = self._lane_rows[number]
             if not len(rows):
                 continue
             take = min(len(rows), limit * 4)
             lane_scores = scores[rows]
-            top = rows[np.argpartition(-lane_scores, take - 1)[:take]] if take < len(rows) else rows
-            top = top[np.argsort(-scores[top], kind="stable")]
+            picked = np.argpartition(-lane_scores, take - 1)[:take] if take < len(rows) else np.arange(len(rows))
+            picked = picked[np.argsort(-lane_scores[picked], kind="stable")]
             seen: set[int] = set()
-            for row in top:
-                memory = int(self._row_id[row])
+            for at in picked:
+                value = float(lane_scores[at])
+                if value == -np.inf:
+                    break
+                memory = int(self._row_id[rows[at]])
                 if memory in seen:
                     continue
                 seen.add(memory)
-                out[lane].append((self._ids[memory], float(scores[row])))
+                out[lane].append((self._ids[memory], value))
                 if len(out[lane]) == limit:
                     break
         return out
