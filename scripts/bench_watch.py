@@ -56,19 +56,32 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=1000, help="memories in the vault (default 1000)")
     parser.add_argument("--edits", type=int, default=15, help="edits to time (default 15)")
     parser.add_argument("--debounce", type=int, default=None, help="watch debounce in ms (default: the config's)")
+    parser.add_argument("--copy-of", type=Path, default=None, metavar="VAULT",
+                        help="time a copy of this already-synced vault instead of building one "
+                             "(e.g. a bench_search.py --keep vault of 10,000 memories)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="memvault-bench-watch-"))
     try:
         root = work / "vault"
-        create_vault(root, git=False)
-        vault = Vault(root)
-        started = time.perf_counter()
-        result = vault.import_jsonl(make_records(args.memories))
-        if len(result.added) != args.memories:
-            raise SystemExit(f"imported {len(result.added)} of {args.memories} memories: {result.errors[:3]}")
-        print(f"vault: {args.memories:,} memories imported in {time.perf_counter() - started:.1f}s")
-        embedder = vault.embedder()  # the real model, shared by the first build and the watcher
+        if args.copy_of is not None:
+            source = next((p.parent for p in args.copy_of.rglob("memvault.toml")), None)
+            if source is None:
+                raise SystemExit(f"error: no vault under {args.copy_of}")
+            shutil.copytree(source, root, symlinks=True)
+            vault = Vault(root)
+            args.memories = sum(1 for _ in iter_markdown(root))
+            print(f"vault: a copy of {source} ({args.memories:,} memory files; its indexes as built there)")
+            embedder = vault.embedder()
+        else:
+            create_vault(root, git=False)
+            vault = Vault(root)
+            started = time.perf_counter()
+            result = vault.import_jsonl(make_records(args.memories))
+            if len(result.added) != args.memories:
+                raise SystemExit(f"imported {len(result.added)} of {args.memories} memories: {result.errors[:3]}")
+            print(f"vault: {args.memories:,} memories imported in {time.perf_counter() - started:.1f}s")
+            embedder = vault.embedder()  # the real model, shared by the first build and the watcher
         started = time.perf_counter()
         built = vault.sync(embedder=embedder)
         print(f"first build: {built.plan.summary()}; {built.embedded} texts embedded in "

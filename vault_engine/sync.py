@@ -23,7 +23,7 @@ from .index.catalog import Catalog, CatalogRow, row_from_entry
 from .index.embedder import Embedder
 from .index.fulltext import FullTextIndex
 from .index.vectors import VectorRow, VectorStore
-from .index_pages import write_pages
+from .index_pages import listed, write_pages
 from .memory import Memory, content_digest
 from .store import Entry
 
@@ -420,9 +420,14 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
         indexes.vectors.delete(plan.deleted)
     if documents or plan.deleted:
         indexes.fulltext.apply(documents, plan.deleted)
+    before = indexes.catalog.get(row.id for row in rows) if rows else {}
     if rows or plan.deleted:
         indexes.catalog.apply(rows, plan.deleted)
-    if not plan.empty or not (root / store.INDEX_PAGE).exists():
+    # Pages list titles and summaries: an edit to a body alone leaves them as they are.
+    listed_change = bool(plan.added or plan.deleted or plan.moved) or any(
+        row.id not in before or listed(before[row.id]) != listed(row) for row in rows
+    )
+    if listed_change or not (root / store.INDEX_PAGE).exists():
         write_pages(root, indexes.catalog.listing())
     if disk.stat_cache != old_cache:
         write_atomic(cache_path, json.dumps(disk.stat_cache, sort_keys=True, separators=(",", ":")))

@@ -191,3 +191,18 @@ def test_a_write_syncs_just_what_it_wrote(make_vault: Callable[..., Vault]) -> N
     assert vault.last_sync.plan.added == (second.id,) and vault.last_sync.parsed == 1
     forgotten = vault.forget(first)
     assert vault.last_sync.plan.modified == (first,) and forgotten.path.startswith("trash/")
+
+
+def test_index_pages_are_rewritten_only_when_what_they_list_changes(filled: Vault) -> None:
+    fake = HashEmbedder()
+    filled.sync(embedder=fake)
+    page = filled.root / "INDEX.md"
+    stamp = page.stat().st_mtime_ns
+    entry = next(e for e in filled.scan().entries.values() if "ERR_CONN_RESET" in e.memory.body)
+    path = filled.root / entry.path
+    path.write_text(path.read_text().rstrip("\n") + "\nMore detail in the body only.\n")
+    assert filled.sync(embedder=fake).plan.modified == (entry.memory.id,)
+    assert page.stat().st_mtime_ns == stamp
+    path.write_text(path.read_text().replace(f"title: {entry.memory.title}", "title: Connection resets"))
+    filled.sync(embedder=fake)
+    assert "Connection resets" in page.read_text()
