@@ -459,7 +459,7 @@ def _why(fused_lanes: Sequence[LaneRank], lanes: Mapping[str, int], cosines: Map
             out.append(f"vector {lane}: rank {lanes[lane]} (cosine {cosines.get(lane, 0.0):.3f})")
         else:
             out.append(f"vector {lane}: not in the top candidates")
-    weighted = ", ".join(f"{r.lane} #{r.rank} x{r.weight:g}" for r in fused_lanes)
+    weighted = ", ".join(f"{r.lane} #{r.rank} x{r.weight:.3g}" for r in fused_lanes)
     if weighted:
         out.append(f"fused: {weighted}")
     out.append("boosts: " + ", ".join(f"{name.replace('_', ' ')} x{value:.3f}" for name, value in factors.items()))
