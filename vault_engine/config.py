@@ -25,6 +25,8 @@ class VaultSettings:
     lock_timeout: float = 5.0
     trash_days: int = 30
     auto_sync: bool = True
+    learning: bool = True
+    retrieval: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,7 @@ class ContextSettings:
     profile_budget_chars: int = 2000
     abstract_steps: tuple[int, ...] = (320, 160, 80, 32, 0)
     max_resident_policies: int = 3
+    min_similarity: float = 0.3
 
 
 @dataclass(frozen=True, slots=True)

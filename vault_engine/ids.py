@@ -2,11 +2,15 @@
 
 A ULID is 48 bits of milliseconds and 80 random bits in Crockford base32, so
 ids sort by creation time and never collide in practice.  Within one process
-ids are strictly increasing even inside the same millisecond.
+ids are strictly increasing even inside the same millisecond.  A derived event
+id (:func:`derived_event_id`) has the same shape but comes from a hash, so an
+event reported twice gets the same id and the journal keeps it once.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import threading
@@ -55,6 +59,16 @@ def new_memory_id() -> str:
 def new_event_id() -> str:
     """A fresh journal event id (``e-`` + ULID)."""
     return EVENT_PREFIX + ulid()
+
+
+def derived_event_id(*parts: str) -> str:
+    """A stable event id for ``parts`` (``e-`` + 26 base32 characters of their sha256).
+
+    The same parts always give the same id: the journal's dedup by event id
+    then records a repeated report once.
+    """
+    digest = hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).digest()
+    return EVENT_PREFIX + _encode(int.from_bytes(digest[:16], "big"), 26)
 
 
 def is_valid_id(value: str) -> bool:

@@ -282,8 +282,16 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
                 set_status(new, "trashed")
             elif undone.kind == "forget":
                 set_status(state(undone.memory), "active")
+            elif feedback_superseded(undone):
+                state(undone.memory).lifecycle = str(undone.payload["old_lifecycle"])
         elif event.kind == "feedback":
             s = state(event.memory)
+            # The engine decided from the file's authority and lifecycle, which it
+            # records; a memory written by hand has no add event to tell them.
+            if p.get("authority") in ("explicit", "inferred"):
+                s.authority = str(p["authority"])
+            if isinstance(p.get("old_lifecycle"), str):
+                s.lifecycle = p["old_lifecycle"]
             outcome = str(p.get("outcome"))
             if outcome in s.applied:
                 s.applied[outcome] += 1
@@ -293,6 +301,17 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
             if outcome in ("corrected", "contributed-to-failure") and s.authority == "inferred":
                 s.lifecycle = "superseded"
     return states
+
+
+def feedback_superseded(event: Event) -> bool:
+    """Whether ``event`` is a feedback that superseded its memory (which a rollback undoes)."""
+    old = event.payload.get("old_lifecycle")
+    return (
+        event.kind == "feedback"
+        and event.payload.get("lifecycle") == "superseded"
+        and isinstance(old, str)
+        and old != "superseded"
+    )
 
 
 def forgotten_digests(events: Iterable[Event]) -> dict[str, str]:

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from . import store
 from .config import RetrievalSettings, VaultConfig
-from .errors import InvalidInput
+from .errors import IndexStale, InvalidInput
 from .index.catalog import Catalog, CatalogRow
 from .index.embedder import Embedder
 from .index.fulltext import FullTextIndex, query_terms
@@ -215,13 +215,34 @@ class Searcher:
             if hasattr(self, "vectors"):
                 self.vectors.close()
             raise
+        self._state = state
+        self._signature = self._current()
         self._columns: _Columns | None = None
         self._masks: dict[tuple[Any, ...], tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] = {}
         self._row_cache: dict[str, CatalogRow] = {}
+        self._standing: dict[str | None, list[CatalogRow]] = {}
 
     def close(self) -> None:
         self.vectors.close()
         self.catalog.close()
+
+    def _current(self) -> tuple[object, ...]:
+        files = []
+        for name in ("catalog.sqlite", "vectors.sqlite", "fulltext/meta.json"):
+            try:
+                info = (self._state / name).stat()
+                files.append((info.st_ino, info.st_mtime_ns if name.endswith(".json") else 0))
+            except OSError:
+                files.append((0, 0))
+        return (self.catalog.data_version(), self.vectors.data_version(), *files)
+
+    def is_current(self) -> bool:
+        """Whether the indexes are as they were when this searcher loaded them (no other
+        connection committed, no file was replaced): a long-lived searcher checks before reuse."""
+        try:
+            return self._current() == self._signature
+        except IndexStale:
+            return False
 
     def refresh(self) -> None:
         """Forget cached state after the indexes changed (e.g. after a sync)."""
@@ -230,6 +251,16 @@ class Searcher:
         self._columns = None
         self._masks.clear()
         self._row_cache.clear()
+        self._standing.clear()
+
+    def standing(self, project: str | None) -> list[CatalogRow]:
+        """The catalog's standing rows of a scope (see :meth:`Catalog.standing`), cached."""
+        if project not in self._standing:
+            self._standing[project] = self.catalog.standing(project)
+        return self._standing[project]
+
+    def rows(self, ids: set[str]) -> dict[str, CatalogRow]:
+        return self._rows(ids)
 
     def _rows(self, ids: set[str]) -> dict[str, CatalogRow]:
         """Catalog rows of ``ids``, decoded once per searcher."""

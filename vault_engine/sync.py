@@ -274,23 +274,39 @@ class Indexes:
         return fulltext, vectors, catalog
 
     def _open(self) -> tuple[FullTextIndex, VectorStore, Catalog]:
+        """Open every part; a stale part alone is dropped (the next sync refills it from the
+        files: vectors whose text did not change are kept), anything else drops all."""
+        stale: Path | None = None
         try:
             return self._try_open()
         except IndexStale as exc:
             self.notice = f"notice: {exc.one_line()}"
+            stale = Path(exc.path) if exc.path else None
         # Outside the handler: its traceback would keep the half-opened parts alive.
+        if stale is not None and stale in self._paths():
+            self._remove(only=stale)
+        else:
+            self._remove()
+        try:
+            return self._try_open()
+        except IndexStale as exc:  # a second part was stale too
+            self.notice = f"notice: {exc.one_line()}"
         self._remove()
         return self._try_open()
 
-    def _remove(self) -> None:
+    def _remove(self, only: Path | None = None) -> None:
         ft_path, vec_path, cat_path = self._paths()
-        FullTextIndex.remove(ft_path)
+        if only in (None, ft_path):
+            FullTextIndex.remove(ft_path)
         for base in (vec_path, cat_path):
+            if only not in (None, base):
+                continue
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(FileNotFoundError):
                     Path(str(base) + suffix).unlink()
-        with contextlib.suppress(FileNotFoundError):
-            (self.state_dir / STAT_CACHE).unlink()
+        if only is None:
+            with contextlib.suppress(FileNotFoundError):
+                (self.state_dir / STAT_CACHE).unlink()
 
     def rebuild(self) -> None:
         """Drop every index (and the stat cache) and start empty."""

@@ -1,4 +1,4 @@
-"""The vault's core operations: add, import, show, list, correct, forget, rollback, trash, status.
+"""The vault's core operations: add, import, show, list, correct, forget, feedback, rollback, trash, status.
 
 Every write takes the vault writer lock, writes files atomically
 (write-first-then-remove for moves) and records a journal event, so each
@@ -29,10 +29,11 @@ from .errors import (
     NothingToUndo,
     VaultError,
 )
-from .ids import is_valid_id, new_event_id, new_memory_id
-from .journal import Event, Journal, MemoryState, forgotten_digests, replay
+from .ids import derived_event_id, is_valid_id, new_event_id, new_memory_id
+from .journal import Event, Journal, MemoryState, feedback_superseded, forgotten_digests, replay
 from .memory import (
     ENUMS,
+    OUTCOMES,
     Memory,
     ParsedFile,
     from_fields,
@@ -43,10 +44,11 @@ from .memory import (
 from .redact import redact
 from .store import Entry, Scan
 from .text import is_one_off, make_summary, make_title
+from .yamlfmt import format_datetime
 
 if TYPE_CHECKING:
     from .index.embedder import Embedder
-    from .search import SearchRequest, SearchResult
+    from .search import Searcher, SearchRequest, SearchResult
     from .sync import Progress, SyncReport
 
 P = ParamSpec("P")
@@ -106,6 +108,22 @@ class ChangeResult:
     path: str | None
     related: str | None = None
     event: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackResult:
+    """What one reported outcome did to a memory."""
+
+    action: str  # recorded | promoted | superseded | already-recorded
+    id: str
+    path: str
+    outcome: str
+    old_lifecycle: str
+    lifecycle: str
+    applied: dict[str, int]
+    last_applied: datetime | None
+    application: str | None
+    event: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +199,7 @@ class Vault:
         self.progress = progress
         self.index_warning: str | None = None
         self._nesting = threading.local()
+        self._searcher: Searcher | None = None
         self.last_sync: SyncReport | None = None
         self._embedder = embedder
 
@@ -382,6 +401,7 @@ class Vault:
             )
         stamp = now()
         memory = self._build(request, stamp)
+        self._check_learning(memory)
         digest = text_digest(memory_text(memory))
         with self.lock.hold():
             forgotten = self._forgotten()
@@ -511,7 +531,14 @@ class Vault:
         memory = from_fields(record, body, path=source_name)
         if not memory_text(memory).strip():
             raise InvalidInput("memory has no text (body, summary or title)")
+        self._check_learning(memory)
         return memory
+
+    def _check_learning(self, memory: Memory) -> None:
+        """With ``vault.learning = false`` nothing new is inferred; explicit memories still are added."""
+        if memory.authority == "inferred" and not self.config.vault.learning:
+            raise InvalidInput("learning is off (vault.learning = false): inferred memories are not stored; "
+                               "add it as explicit (--authority explicit) or turn learning on")
 
     # ------------------------------------------------------------ correct
 
@@ -660,11 +687,93 @@ class Vault:
             self.journal.append(events)
         return purged
 
+    # ------------------------------------------------------------ feedback
+
+    @indexed
+    def feedback(self, memory_id: str, outcome: str, *, application: str | None = None) -> FeedbackResult:
+        """Record how a delivered memory worked out; counters, and for inferred memories the lifecycle.
+
+        ``used-successfully`` promotes a trial memory to proven; ``corrected`` and
+        ``contributed-to-failure`` supersede an inferred memory (undo with
+        :meth:`rollback`); explicit memories only count.  With ``application``
+        (the id of the journal event that delivered the memory) the same outcome
+        reported twice for that application counts once.
+
+        Raises:
+            InvalidInput: an unknown outcome, a plain note, a trashed or superseded
+                memory, or an application that did not deliver this memory.
+            MemoryNotFound: no memory has that id.
+        """
+        if outcome not in OUTCOMES:
+            raise InvalidInput(f"unknown outcome {outcome!r}; expected one of {', '.join(OUTCOMES)}")
+        stamp = now()
+        with self.lock.hold():
+            entry = self.entry(memory_id)
+            memory = entry.memory
+            if application is not None:
+                event_id = derived_event_id("feedback", application, memory_id, outcome)
+                if event_id in self.journal.known_ids():  # reported before: the file already counts it
+                    return FeedbackResult("already-recorded", memory_id, entry.path, outcome, memory.lifecycle,
+                                          memory.lifecycle, dict(memory.applied), memory.last_applied,
+                                          application, event_id)
+            else:
+                event_id = new_event_id()
+            if memory.plain:
+                raise InvalidInput(f"{memory_id} is a plain note without memvault frontmatter; "
+                                   "feedback is kept only on memories")
+            if entry.in_trash:
+                raise InvalidInput(f"{memory_id} is in the trash; restore it before giving feedback")
+            if memory.lifecycle == "superseded":
+                newer = memory.superseded_by
+                hint = f"give feedback on {newer}" if newer else f"undo with `memvault rollback {memory_id}`"
+                raise InvalidInput(f"{memory_id} is superseded; {hint}")
+            if application is not None:
+                self._check_delivered(memory_id, application)
+            updated = apply_outcome(memory, outcome, stamp)
+            payload: dict[str, Any] = {
+                "outcome": outcome,
+                "authority": memory.authority,
+                "old_lifecycle": memory.lifecycle,
+                "lifecycle": updated.lifecycle,
+            }
+            if application is not None:
+                payload["application"] = application
+            event = Event("feedback", memory_id, payload, id=event_id, ts=format_datetime(stamp))
+            store.write(self.root, entry.path, updated, entry.parsed)
+            self.journal.append([event])
+        if updated.lifecycle == memory.lifecycle:
+            action = "recorded"
+        else:
+            action = "promoted" if updated.lifecycle == "proven" else "superseded"
+        return FeedbackResult(action, memory_id, entry.path, outcome, memory.lifecycle, updated.lifecycle,
+                              dict(updated.applied), updated.last_applied, application, event.id)
+
+    def _check_delivered(self, memory_id: str, application: str) -> None:
+        """Raise unless journal event ``application`` is an application that delivered ``memory_id``."""
+        for event in self.journal.events():
+            if event.id != application:
+                continue
+            if event.kind != "application":
+                raise InvalidInput(f"{application} is a {event.kind} event, not an application")
+            ids = event.payload.get("ids")
+            if isinstance(ids, builtins.list) and memory_id in ids:
+                return
+            break
+        else:
+            raise InvalidInput(f"memory {memory_id} was not delivered in application {application} "
+                               "(no such application in the journal)")
+        raise InvalidInput(f"memory {memory_id} was not delivered in application {application}")
+
     # ------------------------------------------------------------ rollback
 
     @indexed
     def rollback(self, memory_id: str) -> ChangeResult:
-        """Undo the last correct or forget of ``memory_id`` (either version of a correction)."""
+        """Undo the last correct, forget or superseding feedback of ``memory_id``.
+
+        A correction is undone from either of its versions; a feedback that
+        superseded an inferred memory gets its earlier lifecycle back (its
+        counters stay: the outcome was reported).
+        """
         stamp = now()
         with self.lock.hold():
             events = list(self.journal.events())
@@ -682,8 +791,12 @@ class Vault:
                 if event.kind == "correct" and memory_id in (event.memory, event.payload.get("new")):
                     target = event
                     break
+                if feedback_superseded(event) and event.memory == memory_id:
+                    target = event
+                    break
             if target is None:
-                raise NothingToUndo(f"no correction or forget of {memory_id} to roll back")
+                raise NothingToUndo(f"no correction or forget of {memory_id}, nor a feedback that superseded it, "
+                                    "to roll back")
             if target.kind == "correct" and target.memory in purged:
                 raise NothingToUndo(f"{target.memory} was deleted for good; its correction cannot be rolled back")
             scan = self.scan()
@@ -693,6 +806,13 @@ class Vault:
                     raise NothingToUndo(f"{memory_id} is no longer in the trash")
                 dest = self._untrash(entry, stamp)
                 result = ChangeResult("restored", memory_id, dest)
+            elif target.kind == "feedback":
+                entry = self.entry(memory_id, scan)
+                if entry.memory.lifecycle != "superseded":
+                    raise NothingToUndo(f"{memory_id} is no longer superseded; its feedback has nothing to undo")
+                lifecycle = str(target.payload["old_lifecycle"])
+                store.write(self.root, entry.path, entry.memory.replace(lifecycle=lifecycle), entry.parsed)
+                result = ChangeResult("reinstated", memory_id, entry.path)
             else:
                 old_id, new_id = target.memory, str(target.payload["new"])
                 old = self.entry(old_id, scan)
@@ -792,14 +912,27 @@ class Vault:
             notice = f"notice: {problem}; rebuilt ({report.plan.summary()})"
         raise AssertionError("unreachable")
 
-    def _search_once(self, request: SearchRequest) -> SearchResult:
+    def searcher(self) -> Searcher:
+        """A searcher kept open while the indexes stay as they were (in a long-lived process,
+        repeated searches and context deliveries pay the loading once)."""
         from .search import Searcher
 
-        searcher = Searcher(self.root, self.config, self.embedder())
+        searcher = self._searcher
+        if searcher is not None and not searcher.is_current():
+            searcher.close()
+            searcher = self._searcher = None
+        if searcher is None:
+            searcher = self._searcher = Searcher(self.root, self.config, self.embedder())
+        return searcher
+
+    def _search_once(self, request: SearchRequest) -> SearchResult:
+        searcher = self.searcher()
         try:
             return searcher.search(request)
-        finally:
+        except IndexStale:
             searcher.close()
+            self._searcher = None
+            raise
 
     # ------------------------------------------------------------ status
 
@@ -826,6 +959,20 @@ class Vault:
             index=index_state,
             embedding_model=self.config.embedding.model,
         )
+
+
+def apply_outcome(memory: Memory, outcome: str, stamp: datetime) -> Memory:
+    """``memory`` after one reported ``outcome`` (pure: the plan of :meth:`Vault.feedback`).
+
+    Explicit memories only count: feedback never overrides what a person set.
+    """
+    applied = {**memory.applied, outcome: memory.applied.get(outcome, 0) + 1}
+    lifecycle = memory.lifecycle
+    if outcome == "used-successfully" and lifecycle == "trial":
+        lifecycle = "proven"
+    elif outcome in ("corrected", "contributed-to-failure") and memory.authority == "inferred":
+        lifecycle = "superseded"
+    return memory.replace(applied=applied, last_applied=stamp, lifecycle=lifecycle)
 
 
 def _compare(memory: Memory, state: MemoryState) -> list[tuple[str, Any, Any]]:

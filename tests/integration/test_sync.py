@@ -206,3 +206,19 @@ def test_index_pages_are_rewritten_only_when_what_they_list_changes(filled: Vaul
     path.write_text(path.read_text().replace(f"title: {entry.memory.title}", "title: Connection resets"))
     filled.sync(embedder=fake)
     assert "Connection resets" in page.read_text()
+
+
+def test_a_stale_catalog_alone_is_rebuilt_without_re_embedding(filled: Vault) -> None:
+    import sqlite3
+
+    fake = HashEmbedder()
+    filled.sync(embedder=fake)
+    calls = fake.calls
+    db = sqlite3.connect(filled.root / STATE_DIR / "catalog.sqlite")
+    db.execute("UPDATE meta SET value = 'old' WHERE key = 'version'")
+    db.commit()
+    db.close()
+    report = filled.sync(embedder=fake)
+    assert report.notice and "catalog" in report.notice
+    assert len(report.plan.added) == 3 and report.embedded == 0 and fake.calls == calls
+    assert filled.sync(embedder=fake).plan.empty

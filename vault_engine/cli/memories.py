@@ -1,16 +1,20 @@
-"""Commands on memories: add, import, show, list, correct, forget, rollback."""
+"""Commands on memories: add, import, show, list, correct, forget, rollback, feedback."""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..memory import AUTHORITIES, CLASSES, LIFECYCLES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
+from ..memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
+from ..yamlfmt import format_datetime
 from . import cli
 from .options import Settings, common, emit
 from .render import entry_json, entry_line, memory_view
+
+if TYPE_CHECKING:
+    from ..vault import FeedbackResult
 
 
 def _choice(values: tuple[str, ...]) -> click.Choice[str]:
@@ -201,12 +205,14 @@ def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
 @common
 @click.pass_obj
 def rollback(settings: Settings, memory_id: str) -> None:
-    """Undo the last correct or forget of ID."""
+    """Undo the last correct, forget or superseding feedback of ID."""
     result = settings.open_vault(write=True).rollback(memory_id)
 
     def human() -> None:
         if result.action == "restored":
             click.echo(f"restored {result.id} to {result.path}")
+        elif result.action == "reinstated":
+            click.echo(f"{result.id} is current again; the feedback that superseded it is undone")
         else:
             click.echo(f"{result.id} is current again; {result.related} moved to the trash")
 
@@ -216,3 +222,47 @@ def rollback(settings: Settings, memory_id: str) -> None:
 def _change_json(result: Any) -> dict[str, Any]:
     return {"action": result.action, "id": result.id, "path": result.path, "related": result.related,
             "event": result.event}
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--outcome", type=_choice(OUTCOMES), help="How the memory worked out (required).")
+@click.option("--application", metavar="EVENT_ID",
+              help="The application event that delivered ID; the same outcome for it counts once.")
+@common
+@click.pass_obj
+def feedback(settings: Settings, memory_id: str, outcome: str | None, application: str | None) -> None:
+    """Report how memory ID worked out when it was applied.
+
+    used-successfully promotes a trial memory to proven; ignored and
+    overridden only count; corrected and contributed-to-failure supersede an
+    inferred memory (undo: memvault rollback ID). Explicit memories only count.
+
+    \b
+    Example:
+        memvault feedback m-01hx... --outcome used-successfully --application e-01hy...
+    """
+    if outcome is None:  # checked here: click's own message for a missing choice spans several lines
+        raise click.UsageError(f"Missing option '--outcome' (one of {', '.join(OUTCOMES)})",
+                               ctx=click.get_current_context())
+    result = settings.open_vault(write=True).feedback(memory_id, outcome, application=application)
+    data = {
+        "action": result.action, "id": result.id, "path": result.path, "outcome": result.outcome,
+        "old_lifecycle": result.old_lifecycle, "lifecycle": result.lifecycle, "applied": result.applied,
+        "last_applied": format_datetime(result.last_applied) if result.last_applied else None,
+        "application": result.application, "event": result.event,
+    }
+    emit(settings, data, lambda: click.echo(feedback_line(result)))
+
+
+def feedback_line(result: FeedbackResult) -> str:
+    """One line: what a feedback did, e.g. ``recorded ignored for m-1: proven (ignored 2 times)``."""
+    count = result.applied.get(result.outcome, 0)
+    tally = f"{result.outcome.replace('-', ' ')} {count} time{'' if count == 1 else 's'}"
+    if result.action == "already-recorded":
+        return (f"already recorded {result.outcome} for {result.id} in {result.application}: "
+                f"{result.lifecycle} ({tally})")
+    change = result.lifecycle if result.old_lifecycle == result.lifecycle \
+        else f"{result.old_lifecycle} -> {result.lifecycle}"
+    undo = f"; undo: memvault rollback {result.id}" if result.action == "superseded" else ""
+    return f"recorded {result.outcome} for {result.id}: {change} ({tally}{undo})"

@@ -23,13 +23,15 @@ from ..memory import Memory, memory_text, text_digest
 from ..store import Entry
 from .guard import stale_on_error
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 COLUMNS = (
     "id", "path", "hash", "status", "type", "scope", "project", "trust", "lifecycle", "tier",
     "title", "summary", "trigger", "paths", "tags", "links", "created", "updated", "occurred_at",
-    "proof_count", "applied", "dup_key",
+    "proof_count", "applied", "dup_key", "tasks", "operations", "phases", "authority", "recall", "importance",
+    "last_applied",
 )
-JSON_COLUMNS = ("paths", "tags", "links", "applied")
+JSON_COLUMNS = ("paths", "tags", "links", "applied", "tasks", "operations", "phases")
+TUPLE_COLUMNS = ("paths", "tags", "links", "tasks", "operations", "phases")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,13 @@ class CatalogRow:
     proof_count: int = 1
     applied: dict[str, int] = field(default_factory=dict)
     dup_key: str = ""
+    tasks: tuple[str, ...] = ()
+    operations: tuple[str, ...] = ()
+    phases: tuple[str, ...] = ()
+    authority: str = "explicit"
+    recall: str = "active"
+    importance: float = 0.5
+    last_applied: datetime | None = None
 
     @property
     def in_trash(self) -> bool:
@@ -77,6 +86,9 @@ def row_from_memory(memory: Memory, path: str, digest: str, *, trashed: bool) ->
         trigger=memory.trigger, paths=tuple(memory.paths), tags=tuple(memory.tags), links=tuple(memory.links),
         created=memory.created, updated=memory.updated, occurred_at=memory.occurred_at,
         proof_count=memory.proof_count, applied=dict(memory.applied), dup_key=text_digest(memory_text(memory)),
+        tasks=tuple(memory.tasks), operations=tuple(memory.operations), phases=tuple(memory.phases),
+        authority=memory.authority, recall=memory.recall, importance=float(memory.importance),
+        last_applied=memory.last_applied,
     )
 
 
@@ -117,7 +129,7 @@ def _encode(row: CatalogRow) -> tuple[Any, ...]:
         value = getattr(row, name)
         if name in JSON_COLUMNS:
             value = json.dumps(list(value) if isinstance(value, tuple) else value, sort_keys=True)
-        elif name in ("created", "updated", "occurred_at"):
+        elif name in ("created", "updated", "occurred_at", "last_applied"):
             value = _moment_text(value)
         values.append(value)
     return tuple(values)
@@ -125,11 +137,12 @@ def _encode(row: CatalogRow) -> tuple[Any, ...]:
 
 def _decode(values: tuple[Any, ...]) -> CatalogRow:
     data = dict(zip(COLUMNS, values, strict=True))
-    for name in ("paths", "tags", "links"):
+    for name in TUPLE_COLUMNS:
         data[name] = () if data[name] == "[]" else tuple(json.loads(data[name]))
     data["applied"] = _applied(data["applied"])
     data["created"] = _datetime(data["created"])
     data["updated"] = _datetime(data["updated"])
+    data["last_applied"] = _datetime(data["last_applied"])
     data["occurred_at"] = _moment(data["occurred_at"])
     return CatalogRow(**data)
 
@@ -145,7 +158,8 @@ class Catalog:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            columns = ", ".join(f"{name} {'INTEGER' if name == 'proof_count' else 'TEXT'}" for name in COLUMNS[1:])
+            kinds = {"proof_count": "INTEGER", "importance": "REAL"}
+            columns = ", ".join(f"{name} {kinds.get(name, 'TEXT')}" for name in COLUMNS[1:])
             self._db.execute(f"CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, {columns})")
             meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as exc:
@@ -157,6 +171,11 @@ class Catalog:
 
     def close(self) -> None:
         self._db.close()
+
+    @stale_on_error("catalog")
+    def data_version(self) -> int:
+        """Changes whenever another connection commits (SQLite's own counter)."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
     @stale_on_error("catalog")
     def records(self) -> dict[str, tuple[str, str]]:
@@ -180,6 +199,19 @@ class Catalog:
                        tier=ti, title=t, summary=su, trigger="")
             for i, p, st, ty, sc, pr, tr, lc, ti, t, su in cursor
         ]
+
+    @stale_on_error("catalog")
+    def standing(self, project: str | None) -> list[CatalogRow]:
+        """Current memories in scope (global, plus ``project``'s) that may apply without matching
+        the task's words: core profile, passive or both recall, or with any selector."""
+        cursor = self._db.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM memories WHERE status = 'active' AND lifecycle != 'superseded'"
+            " AND (scope = 'global' OR (project != '' AND project = ?))"
+            " AND (type = 'core-profile' OR recall IN ('passive', 'both') OR paths != '[]' OR tasks != '[]'"
+            " OR operations != '[]' OR phases != '[]') ORDER BY id",
+            (project or "",),
+        )
+        return [_decode(values) for values in cursor]
 
     @stale_on_error("catalog")
     def get(self, ids: Iterable[str]) -> dict[str, CatalogRow]:

@@ -73,6 +73,11 @@ class VectorStore:
         self._db.close()
 
     @stale_on_error("vector index")
+    def data_version(self) -> int:
+        """Changes whenever another connection commits (SQLite's own counter)."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
+    @stale_on_error("vector index")
     def hashes(self, ids: Iterable[str] | None = None) -> dict[str, str]:
         """The content hash each stored memory's vectors were computed from (of ``ids``, or all)."""
         if ids is None:

@@ -1,0 +1,414 @@
+"""The context director: what an agent should know before a task, within a budget, and why.
+
+Candidates are the current memories in scope (global ones and the current
+project's; never another project's, never superseded or trashed) that
+either stand on their own (the core profile, passive or both recall, or
+selectors that match the task) or are relevant to the task text (the
+hybrid search's top hits).  A selector is checked against what the request
+says: a memory whose path globs do not match ``--path`` is out, while a
+dimension the request leaves out excludes nothing.
+
+Ranking follows the spec's scores: lifecycle (proven 300, trial 100), +160
+for an explicit memory, +25 per matching selector (project, path, task,
+operation, phase), +20 per success, -2 per ignore, -80 per correction or
+failure; then relevance to the task text; then title and id.
+
+Delivery: the core profile (within the profile budget), passive/both
+memories and the few best matching proven policies go in full (the
+resident part); the rest become manifest entries (title, abstract, id,
+``whyApplied``) whose abstracts shrink 320 -> 160 -> 80 -> 32 -> 0
+characters until everything fits.  The rendered text never exceeds the
+budget.  Each delivery is journalled as an ``application`` event, whose id
+agents pass back with ``memvault feedback``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import store
+from .errors import InvalidInput, VaultError
+from .ids import new_event_id
+from .index.catalog import CatalogRow
+from .journal import Event
+from .selectors import path_matches
+from .text import clip
+
+if TYPE_CHECKING:
+    from .vault import Vault
+
+STATE_SCORE = {"proven": 300, "trial": 100}
+EXPLICIT_BONUS = 160
+SELECTOR_BONUS = 25
+SUCCESS_BONUS = 20
+IGNORE_PENALTY = 2
+FAILURE_PENALTY = 80
+SEARCH_DEPTH = 30
+FORMATS = ("md", "json")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRequest:
+    """The task an agent is about to do."""
+
+    task: str
+    path: str | None = None
+    operation: str | None = None
+    phase: str | None = None
+    kind: str | None = None  # the task kind, matched against `tasks` selectors
+    project: str | None = None
+    budget: int | None = None
+
+
+@dataclass(slots=True)
+class Candidate:
+    row: CatalogRow
+    score: int
+    relevance: int | None  # rank in the hybrid search of the task text (1 = best), None: not found
+    why: list[str]
+    matched: int  # selectors matched beyond the project
+
+
+@dataclass(slots=True)
+class ResidentItem:
+    id: str
+    title: str
+    text: str
+    why: list[str]
+
+
+@dataclass(slots=True)
+class ManifestItem:
+    id: str
+    title: str
+    abstract: str
+    why: list[str]
+    source: str = field(default="", repr=False)  # the text abstracts are cut from
+
+
+@dataclass(slots=True)
+class Manifest:
+    task: str
+    project: str | None
+    budget: int
+    resident: list[ResidentItem]
+    manifest: list[ManifestItem]
+    application: str | None = None
+    omitted: int = 0  # candidates that did not fit the budget
+    note: str | None = None
+    markdown: str = ""
+
+    @property
+    def used(self) -> int:
+        return len(self.markdown)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.resident] + [m.id for m in self.manifest]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task, "project": self.project, "budget": self.budget, "used": self.used,
+            "application": self.application,
+            "resident": [{"id": r.id, "title": r.title, "text": r.text, "why": r.why} for r in self.resident],
+            "manifest": [{"id": m.id, "title": m.title, "abstract": m.abstract, "whyApplied": m.why}
+                         for m in self.manifest],
+            "omitted": self.omitted, "note": self.note,
+        }
+
+
+# ---------------------------------------------------------------- selection and ranking
+
+
+def _word_in(word: str, text: str) -> bool:
+    return bool(re.search(rf"(?<!\w){re.escape(word.strip().lower())}(?!\w)", text.lower())) if word.strip() else False
+
+
+def match(row: CatalogRow, request: TaskRequest, project: str | None) -> tuple[bool, list[str], int]:
+    """(admitted, reasons, selectors matched beyond the project) of one memory for the request."""
+    why: list[str] = []
+    matched = 0
+    if row.scope == "project" and row.project:
+        if row.project != project:
+            return False, [], 0
+        why.append(f"current project ({project})")
+    else:
+        why.append("global")
+    if row.paths and request.path is not None:
+        hit = next((p for p in row.paths if path_matches((p,), request.path)), None)
+        if hit is None:
+            return False, [], 0
+        why.append(f"path {hit} matches {request.path}")
+        matched += 1
+    if row.tasks:
+        hit = next((t for t in row.tasks if (request.kind and t.lower() == request.kind.lower())
+                    or _word_in(t, request.task)), None)
+        if hit is not None:
+            why.append(f"task {hit} matches")
+            matched += 1
+        elif request.kind is not None:
+            return False, [], 0
+    for name, selectors, value in (("operation", row.operations, request.operation),
+                                   ("phase", row.phases, request.phase)):
+        if selectors and value is not None:
+            hit = next((s for s in selectors if s.lower() == value.lower()), None)
+            if hit is None:
+                return False, [], 0
+            why.append(f"{name} {hit} matches")
+            matched += 1
+    return True, why, matched
+
+
+def score(row: CatalogRow, matched: int) -> int:
+    """The spec's score: lifecycle, authority, selectors (the project counts as one), application history."""
+    applied = row.applied
+    selectors = matched + (1 if row.scope == "project" and row.project else 0)
+    return (
+        STATE_SCORE.get(row.lifecycle, 0)
+        + (EXPLICIT_BONUS if row.authority == "explicit" else 0)
+        + SELECTOR_BONUS * selectors
+        + SUCCESS_BONUS * applied.get("used-successfully", 0)
+        - IGNORE_PENALTY * applied.get("ignored", 0)
+        - FAILURE_PENALTY * (applied.get("corrected", 0) + applied.get("contributed-to-failure", 0))
+    )
+
+
+def history_reasons(row: CatalogRow) -> list[str]:
+    out = []
+    if row.authority == "explicit":
+        out.append("user explicit setting")
+    if row.lifecycle == "trial":
+        out.append("trial: not yet proven")
+    good = row.applied.get("used-successfully", 0)
+    if good:
+        out.append(f"used successfully {good} time{'s' if good != 1 else ''}")
+    bad = row.applied.get("corrected", 0) + row.applied.get("contributed-to-failure", 0)
+    if bad:
+        out.append(f"corrected or failed {bad} time{'s' if bad != 1 else ''}")
+    return out
+
+
+def rank(candidates: list[Candidate]) -> list[Candidate]:
+    """Score first, then relevance to the task text, then title and id (stable)."""
+    return sorted(candidates, key=lambda c: (-c.score, c.relevance if c.relevance is not None else 10**9,
+                                             c.row.title.casefold(), c.row.id))
+
+
+# ---------------------------------------------------------------- rendering within the budget
+
+HEADER = "<memory-context>\n"
+FOOTER = "</memory-context>\n"
+
+
+def _resident_block(item: ResidentItem) -> str:
+    return f"### {item.title} ({item.id})\n{item.text.strip()}\n_why: {'; '.join(item.why)}_\n\n"
+
+
+def _manifest_line(item: ManifestItem, size: int) -> str:
+    abstract = clip(item.source, size) if size > 0 and item.source else ""
+    item.abstract = abstract
+    text = f"- `{item.id}` **{item.title}**"
+    if abstract:
+        text += f": {abstract}"
+    return text + f" _(why: {'; '.join(item.why)})_\n"
+
+
+def render_markdown(manifest: Manifest, sizes: Sequence[int], usage: bool) -> str:
+    parts = [HEADER, f"Task: {clip(manifest.task, 200)}\n"]
+    if manifest.project:
+        parts.append(f"Project: {manifest.project}\n")
+    parts.append("\n")
+    if manifest.resident:
+        parts.append("## Always apply\n\n")
+        parts += [_resident_block(item) for item in manifest.resident]
+    if manifest.manifest:
+        parts.append("## May apply (open one with `memvault show ID --depth 2`)\n\n")
+        parts += [_manifest_line(item, size) for item, size in zip(manifest.manifest, sizes, strict=True)]
+        parts.append("\n")
+    if usage and manifest.application:
+        parts.append(f"After the task, report what helped: `memvault feedback ID --outcome used-successfully "
+                     f"--application {manifest.application}` (or ignored, overridden, corrected, "
+                     f"contributed-to-failure).\n")
+    parts.append(FOOTER)
+    return "".join(parts)
+
+
+def fit(manifest: Manifest, steps: Sequence[int], usage_min: int = 1500) -> None:
+    """Shrink abstracts step by step, then drop the last entries, until the text fits the budget."""
+    usage = manifest.budget >= usage_min
+    for size in steps:
+        text = render_markdown(manifest, [size] * len(manifest.manifest), usage)
+        if len(text) <= manifest.budget:
+            manifest.markdown = text
+            return
+    while manifest.manifest:
+        manifest.manifest.pop()
+        manifest.omitted += 1
+        text = render_markdown(manifest, [0] * len(manifest.manifest), usage)
+        if len(text) <= manifest.budget:
+            manifest.markdown = text
+            return
+    while manifest.resident:
+        manifest.resident.pop()
+        manifest.omitted += 1
+        text = render_markdown(manifest, [], usage)
+        if len(text) <= manifest.budget:
+            manifest.markdown = text
+            return
+    text = render_markdown(manifest, [], False)
+    manifest.markdown = text if len(text) <= manifest.budget else ""
+
+
+# ---------------------------------------------------------------- the director
+
+
+def build(vault: Vault, request: TaskRequest, *, record: bool = True,
+          relevance: Callable[[TaskRequest, str | None], list[str]] | None = None) -> Manifest:
+    """The manifest for ``request``; journalled as an application unless ``record`` is False."""
+    settings = vault.config.context
+    budget = request.budget if request.budget is not None else settings.budget_chars
+    if budget < 0:
+        raise InvalidInput(f"--budget must be at least 0, got {budget}")
+    if not request.task.strip():
+        raise InvalidInput("context needs a task (--task TEXT)")
+    project = request.project
+    manifest = Manifest(request.task, project, budget, [], [])
+    if not vault.config.vault.retrieval:
+        manifest.note = "retrieval is off (vault.retrieval = false): no memories are delivered"
+        manifest.markdown = ""
+        return manifest
+
+    ranked_ids = (relevance or _search_relevance(vault))(request, project)
+    relevance_rank = {memory_id: n for n, memory_id in enumerate(ranked_ids, 1)}
+    catalog_rows = _catalog_rows(vault, ranked_ids, project)
+    candidates: list[Candidate] = []
+    for row in catalog_rows:
+        if not row.current or row.trust == "external":
+            continue
+        admitted, why, matched = match(row, request, project)
+        if not admitted:
+            continue
+        found = relevance_rank.get(row.id)
+        standing = row.type == "core-profile" or row.recall in ("passive", "both") or matched > 0
+        if not standing and found is None:
+            continue
+        why += history_reasons(row)
+        if found is not None:
+            why.append(f"relevant to the task text (rank {found})")
+        candidates.append(Candidate(row, score(row, matched), found, why, matched))
+
+    ordered = rank(candidates)
+    resident_ids = _resident(ordered, settings.profile_budget_chars, settings.max_resident_policies)
+    bodies = _bodies(vault, [c.row for c in ordered if c.row.id in resident_ids])
+    for candidate in ordered:
+        row = candidate.row
+        if row.id in resident_ids and row.id in bodies:
+            manifest.resident.append(ResidentItem(row.id, row.title, bodies[row.id], _resident_why(candidate)))
+        else:
+            source = row.summary or row.trigger or row.title
+            manifest.manifest.append(ManifestItem(row.id, row.title, "", candidate.why, source))
+    event_id = new_event_id() if record and (manifest.resident or manifest.manifest) else None
+    manifest.application = event_id
+    # Who the user is first, then what always applies, then the matching policies.
+    order = {"core profile: always resident": 0}
+    manifest.resident.sort(key=lambda item: order.get(item.why[0], 1 if "recall" in item.why[0] else 2))
+    fit(manifest, settings.abstract_steps)
+    if event_id is not None:
+        if manifest.ids:
+            event = application_event(request, project, manifest.ids, event_id)
+            with vault.lock.hold():
+                vault.journal.append([event])
+        else:
+            manifest.application = None
+            fit(manifest, settings.abstract_steps)
+    return manifest
+
+
+def _catalog_rows(vault: Vault, ranked_ids: Sequence[str], project: str | None) -> list[CatalogRow]:
+    """Standing candidates of the scope plus the rows of the search hits (the search built the indexes)."""
+    searcher = vault.searcher()
+    rows = {row.id: row for row in searcher.standing(project)}
+    rows.update(searcher.rows({i for i in ranked_ids if i not in rows}))
+    return list(rows.values())
+
+
+def _bodies(vault: Vault, rows: Sequence[CatalogRow]) -> dict[str, str]:
+    """Full text of the memories delivered in full (only these files are read)."""
+    out: dict[str, str] = {}
+    for row in rows:
+        try:
+            memory = store.read_entry(vault.root, row.path).memory
+        except VaultError:
+            continue  # changed or broken since the last sync: it stays in the manifest
+        if memory.id == row.id:
+            out[row.id] = memory.body.strip() or memory.summary or memory.title
+    return out
+
+
+def _resident_why(candidate: Candidate) -> list[str]:
+    row = candidate.row
+    lead = ("core profile: always resident" if row.type == "core-profile"
+            else f"{row.recall} recall: always in context" if row.recall in ("passive", "both")
+            else "proven policy whose selectors match")
+    return [lead, *candidate.why]
+
+
+def _resident(ordered: Sequence[Candidate], profile_budget: int, max_policies: int) -> set[str]:
+    """Ids delivered in full: the core profile within its budget, passive/both memories,
+    and the best matching proven policies."""
+    out: set[str] = set()
+    used = 0
+    policies = 0
+    for candidate in ordered:
+        row = candidate.row
+        size = len(row.title) + len(row.summary) + 200
+        if row.type == "core-profile":
+            if used + size <= profile_budget:
+                out.add(row.id)
+                used += size
+        elif row.recall in ("passive", "both"):
+            out.add(row.id)
+        elif (row.type == "collaboration-policy" and row.lifecycle == "proven" and candidate.matched > 0
+              and policies < max_policies):
+            out.add(row.id)
+            policies += 1
+    return out
+
+
+def _search_relevance(vault: Vault) -> Callable[[TaskRequest, str | None], list[str]]:
+    def relevance(request: TaskRequest, project: str | None) -> list[str]:
+        from .search import SearchRequest
+
+        result = vault.search(SearchRequest(request.task, limit=SEARCH_DEPTH, project=project, path=request.path))
+        floor = vault.config.context.min_similarity
+        # Ranked hits are not all relevant (a small vault returns everything): a memory counts
+        # when it shares words with the task or its meaning is close enough.
+        return [hit.id for hit in result.hits
+                if "fts" in hit.lanes or max(hit.similarity.values(), default=0.0) >= floor]
+
+    return relevance
+
+
+def application_event(request: TaskRequest, project: str | None, ids: Sequence[str], event_id: str) -> Event:
+    payload = {"ids": list(ids), "task": request.task, "project": project, "path": request.path,
+               "operation": request.operation, "phase": request.phase, "kind": request.kind}
+    return Event("application", ids[0] if ids else "", {k: v for k, v in payload.items() if v is not None},
+                 id=event_id)
+
+
+def describe(manifest: Manifest) -> str:
+    """One line for stderr: what was delivered."""
+    return (f"{len(manifest.resident)} resident, {len(manifest.manifest)} in the manifest, "
+            f"{manifest.used} of {manifest.budget} characters"
+            + (f", {manifest.omitted} left out for the budget" if manifest.omitted else "")
+            + (f"; application {manifest.application}" if manifest.application else ""))
+
+
+def as_json_text(manifest: Manifest) -> str:
+    return json.dumps(manifest.to_json(), ensure_ascii=False, indent=2)
+
+
