@@ -46,6 +46,7 @@ class ContextSettings:
     abstract_steps: tuple[int, ...] = (320, 160, 80, 32, 0)
     max_resident_policies: int = 3
     min_similarity: float = 0.3
+    min_word_similarity: float = 0.2
 
 
 @dataclass(frozen=True, slots=True)

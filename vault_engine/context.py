@@ -237,13 +237,29 @@ def render_markdown(manifest: Manifest, sizes: Sequence[int], usage: bool) -> st
     return "".join(parts)
 
 
-def fit(manifest: Manifest, steps: Sequence[int], usage_min: int = 1500) -> None:
-    """Shrink abstracts step by step, then drop the last entries, until the text fits the budget."""
-    usage = manifest.budget >= usage_min
+POLICY_LEAD = "proven policy whose selectors match"
+
+
+def _try_steps(manifest: Manifest, steps: Sequence[int], usage: bool) -> bool:
     for size in steps:
         text = render_markdown(manifest, [size] * len(manifest.manifest), usage)
         if len(text) <= manifest.budget:
             manifest.markdown = text
+            return True
+    return False
+
+
+def fit(manifest: Manifest, steps: Sequence[int], usage_min: int = 1500) -> None:
+    """Make the text fit the budget: shrink abstracts step by step; then deliver matching
+    policies as manifest entries instead of in full; then drop the last entries."""
+    usage = manifest.budget >= usage_min
+    if _try_steps(manifest, steps, usage):
+        return
+    while any(item.why and item.why[0] == POLICY_LEAD for item in manifest.resident):
+        at = max(n for n, item in enumerate(manifest.resident) if item.why and item.why[0] == POLICY_LEAD)
+        item = manifest.resident.pop(at)
+        manifest.manifest.insert(0, ManifestItem(item.id, item.title, "", item.why[1:], item.text))
+        if _try_steps(manifest, steps, usage):
             return
     while manifest.manifest:
         manifest.manifest.pop()
@@ -384,11 +400,16 @@ def _search_relevance(vault: Vault) -> Callable[[TaskRequest, str | None], list[
         from .search import SearchRequest
 
         result = vault.search(SearchRequest(request.task, limit=SEARCH_DEPTH, project=project, path=request.path))
-        floor = vault.config.context.min_similarity
+        settings = vault.config.context
         # Ranked hits are not all relevant (a small vault returns everything): a memory counts
-        # when it shares words with the task or its meaning is close enough.
-        return [hit.id for hit in result.hits
-                if "fts" in hit.lanes or max(hit.similarity.values(), default=0.0) >= floor]
+        # when its meaning is close enough, or when it shares words with the task and is not
+        # far off in meaning (one common word such as "add" is not relevance).
+        out = []
+        for hit in result.hits:
+            cosine = max(hit.similarity.values(), default=0.0)
+            if cosine >= settings.min_similarity or ("fts" in hit.lanes and cosine >= settings.min_word_similarity):
+                out.append(hit.id)
+        return out
 
     return relevance
 

@@ -1,8 +1,9 @@
 """Selectors: where a memory applies (path globs for now; tasks, operations and phases later).
 
-Path globs follow the gitignore-style conventions people expect: ``*`` and
-``?`` stay within one folder, ``**`` spans folders (``src/**`` is everything
-under ``src/``; ``**/*.py`` is every Python file at any depth).
+Path globs follow the gitignore conventions people expect: ``*`` and ``?``
+stay within one folder, ``**`` spans folders (``src/**`` is everything under
+``src/``; ``**/*.py`` is every Python file at any depth), and a pattern with
+no ``/`` matches a name at any depth (``*.tf`` matches ``modules/vpc/main.tf``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ def path_matches(selectors: Sequence[str], path: str) -> bool:
     target = _clean(path)
     for selector in selectors:
         pattern = _clean(selector)
+        anchored = selector.strip().replace("\\", "/").startswith("/") or "/" in pattern.rstrip("/")
+        if pattern and not anchored:
+            pattern = "**/" + pattern
         if pattern and _compile(pattern).match(target):
             return True
         if pattern.endswith("/**") and target == pattern[:-3]:

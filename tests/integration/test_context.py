@@ -230,3 +230,23 @@ def test_learning_switch_stops_new_inferred_memories_only(world: tuple[Vault, di
     assert len(result.added) == 1 and "learning is off" in result.errors[0].message
     assert off.add(NewMemory("Explicit memories are still added.")).id
     assert ids["inferred"] in ctx(off, "tabs in Makefiles")  # existing inferred memories keep working
+
+
+def test_a_tight_budget_lists_policies_before_dropping_entries() -> None:
+    from vault_engine.context import POLICY_LEAD, Manifest
+
+    def make() -> Manifest:
+        return Manifest("task", API, 10_000,
+                        [ResidentItem("m-profile", "Profile", "Short profile.", ["core profile: always resident"]),
+                         ResidentItem("m-policy", "Policy", "A long policy. " * 40, [POLICY_LEAD, "global"])],
+                        [ManifestItem("m-fact", "Fact", "", ["global"], "A fact worth knowing.")])
+
+    roomy = make()
+    fit(roomy, (320, 160, 80, 32, 0))
+    assert [i.id for i in roomy.resident] == ["m-profile", "m-policy"]
+    tight = make()
+    tight.budget = len(roomy.markdown) - 300
+    fit(tight, (320, 160, 80, 32, 0))
+    assert [i.id for i in tight.resident] == ["m-profile"]
+    assert [i.id for i in tight.manifest] == ["m-policy", "m-fact"]
+    assert len(tight.markdown) <= tight.budget
