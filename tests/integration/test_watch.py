@@ -179,9 +179,6 @@ def test_a_folder_moved_away_and_back(vault: Vault, running: WatcherThread, tmp_
 
 
 def test_a_git_checkout_is_one_or_a_few_syncs(vault: Vault, running: WatcherThread) -> None:
-    if not shutil.which("git"):
-        pytest.skip("git is not installed")
-
     def git(*args: str) -> None:
         subprocess.run(["git", "-C", str(vault.root), "-c", "user.email=t@example.com", "-c", "user.name=t",
                         "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)

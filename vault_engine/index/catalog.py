@@ -11,17 +11,15 @@ mid-sync leaves an older catalog that simply re-plans the unfinished work.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import IndexStale
 from ..memory import Memory, memory_text, text_digest
 from ..store import Entry
-from .guard import stale_on_error
+from .guard import IndexDb, stale_on_error
 
 SCHEMA_VERSION = "2"
 COLUMNS = (
@@ -147,35 +145,19 @@ def _decode(values: tuple[Any, ...]) -> CatalogRow:
     return CatalogRow(**data)
 
 
-class Catalog:
+_KINDS = {"proof_count": "INTEGER", "importance": "REAL"}
+TABLE = "CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, {})".format(
+    ", ".join(f"{name} {_KINDS.get(name, 'TEXT')}" for name in COLUMNS[1:])
+)
+
+
+class Catalog(IndexDb):
     """The catalog of one vault."""
 
+    what = "catalog"
+
     def __init__(self, path: Path):
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._db = sqlite3.connect(path, timeout=30, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            kinds = {"proof_count": "INTEGER", "importance": "REAL"}
-            columns = ", ".join(f"{name} {kinds.get(name, 'TEXT')}" for name in COLUMNS[1:])
-            self._db.execute(f"CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, {columns})")
-            meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
-            raise IndexStale(f"catalog is unreadable ({exc}); it will be rebuilt", path=path) from None
-        if not meta:
-            self._db.execute("INSERT INTO meta VALUES ('version', ?)", (SCHEMA_VERSION,))
-        elif meta.get("version") != SCHEMA_VERSION:
-            raise IndexStale(f"catalog is version {meta.get('version')}; it will be rebuilt", path=path)
-
-    def close(self) -> None:
-        self._db.close()
-
-    @stale_on_error("catalog")
-    def data_version(self) -> int:
-        """Changes whenever another connection commits (SQLite's own counter)."""
-        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+        super().__init__(path, [TABLE], {"version": SCHEMA_VERSION})
 
     @stale_on_error("catalog")
     def records(self) -> dict[str, tuple[str, str]]:

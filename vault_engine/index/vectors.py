@@ -10,8 +10,7 @@ its best chunk.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import IndexStale
-from .guard import stale_on_error
+from .guard import IndexDb, stale_on_error
 
 SCHEMA_VERSION = "1"
 LANES = ("summary", "trigger", "body")
@@ -32,35 +31,19 @@ class VectorRow:
     vector: npt.NDArray[np.float32]
 
 
-class VectorStore:
+TABLE = (
+    "CREATE TABLE IF NOT EXISTS vectors (id TEXT NOT NULL, lane TEXT NOT NULL, chunk INTEGER NOT NULL,"
+    " hash TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (id, lane, chunk))"
+)
+
+
+class VectorStore(IndexDb):
     """Persistent vectors of one vault for one embedding model."""
 
     def __init__(self, path: Path, model: str, dim: int):
-        self.path = path
         self.model = model
         self.dim = dim
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._db = sqlite3.connect(path, timeout=30, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS vectors (id TEXT NOT NULL, lane TEXT NOT NULL, chunk INTEGER NOT NULL,"
-                " hash TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (id, lane, chunk))"
-            )
-            meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.DatabaseError as exc:
-            raise IndexStale(f"vector index is unreadable ({exc}); it will be rebuilt", path=path) from None
-        want = {"version": SCHEMA_VERSION, "model": model, "dim": str(dim)}
-        if not meta:
-            self._db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(want.items()))
-        elif meta != want:
-            raise IndexStale(
-                f"vector index was built for {meta.get('model')} (dim {meta.get('dim')}, "
-                f"version {meta.get('version')}); it will be rebuilt",
-                path=path,
-            )
+        super().__init__(path, [TABLE], {"version": SCHEMA_VERSION, "model": model, "dim": str(dim)})
         self._matrix: npt.NDArray[np.float32] | None = None
         self._ids: list[str] = []
         self._row_id: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
@@ -69,13 +52,9 @@ class VectorStore:
         self._first_row: list[npt.NDArray[np.int64]] = []
         self._lane_rows: list[npt.NDArray[np.int64]] = []
 
-    def close(self) -> None:
-        self._db.close()
-
-    @stale_on_error("vector index")
-    def data_version(self) -> int:
-        """Changes whenever another connection commits (SQLite's own counter)."""
-        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+    def mismatch(self, found: Mapping[str, str]) -> str:
+        return (f"vector index was built for {found.get('model')} (dim {found.get('dim')}, "
+                f"version {found.get('version')}); it will be rebuilt")
 
     @stale_on_error("vector index")
     def hashes(self, ids: Iterable[str] | None = None) -> dict[str, str]:
