@@ -132,7 +132,7 @@ def test_limit_and_character_budget(make_vault: Callable[..., Vault], monkeypatc
     monkeypatch.setenv("MEMVAULT_RETRIEVAL_MAX_CONTEXT_CHARS", "200")
     tight = live(vault)
     hits = tight.search(SearchRequest("kubernetes pods probe")).hits
-    assert 1 <= len(hits) < 5
+    assert 0 < len(hits) < 5
     assert sum(h.chars for h in hits) <= 200 or len(hits) == 1
     with pytest.raises(InvalidInput, match="needs a query"):
         vault.search(SearchRequest("   "))

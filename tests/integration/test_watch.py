@@ -124,7 +124,7 @@ def test_a_burst_of_files_is_a_few_syncs(vault: Vault, running: WatcherThread) -
 
     wait_for(lambda: added() == count, what="the reports")
     syncs = change_syncs(running.updates)
-    assert 1 <= len(syncs) <= 5, [u.changes for u in syncs]
+    assert 0 < len(syncs) <= 5, [u.changes for u in syncs]
     assert syncs[-1].report is not None and syncs[-1].report.problems == []
 
 
@@ -202,7 +202,7 @@ def test_a_git_checkout_is_one_or_a_few_syncs(vault: Vault, running: WatcherThre
     wait_for(lambda: len(search_ids(vault.root, "heron")) == 200 and search_ids(vault.root, "ibis") == [],
              what="the checkout back to branch one")
     syncs = running.updates[before : settle(running)]
-    assert 1 <= len(syncs) <= 5
+    assert 0 < len(syncs) <= 5
     assert sum(len(u.report.plan.added) for u in syncs if u.report) == 200
     assert sum(len(u.report.plan.deleted) for u in syncs if u.report) == 200
 
