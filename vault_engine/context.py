@@ -48,7 +48,6 @@ SUCCESS_BONUS = 20
 IGNORE_PENALTY = 2
 FAILURE_PENALTY = 80
 SEARCH_DEPTH = 30
-FORMATS = ("md", "json")
 
 
 @dataclass(frozen=True, slots=True)
