@@ -121,7 +121,13 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
     size: int = args.child_search
     root: Path = args.vault
     config = config_mod.load(root)
-    embedder = Vault(root, config).embedder()
+    vault = Vault(root, config)
+    embedder = vault.embedder()
+    # A kept vault built by an older engine may have an index part to bring up to date
+    # (a catalog of another version is rebuilt from the files; vectors are kept).
+    report = vault.sync()
+    if report.notice or not report.plan.empty:
+        line("index update", "", f"{report.plan.summary()}; {report.embedded} texts embedded")
     warmups = 5
     queries = synthetic.Generator(args.seed).queries(args.queries + warmups, size)
 

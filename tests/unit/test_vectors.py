@@ -80,3 +80,26 @@ def test_search_matches_brute_force_on_random_vectors(tmp_path: Path) -> None:
     expected = np.argsort(-(vectors @ query), kind="stable")[:10]
     hits = store.search(query, limit=10)["summary"]
     assert [memory for memory, _ in hits] == [f"m-{i:03d}" for i in expected]
+
+
+def test_a_rewritten_memory_keeps_its_first_rows_and_masks_hold(tmp_path: Path) -> None:
+    fake = HashEmbedder(dim=64)
+    store = VectorStore(tmp_path / "vectors.sqlite", fake.name, fake.dim)
+    chunks = fake.embed(["alpha one", "alpha two", "alpha three"])
+    store.put_many([
+        ("m-a", "h1", [VectorRow("summary", 0, fake.embed(["old summary"])[0]), VectorRow("body", 0, chunks[0])]),
+        ("m-b", "h2", _rows(fake, "beta summary", "beta body")),
+    ])
+    # Rewriting m-a moves its rows after m-b's in the table; the first chunk is still found first.
+    new_summary = fake.embed(["new summary"])[0]
+    store.put_many([("m-a", "h3", [VectorRow("summary", 0, new_summary),
+                                   *(VectorRow("body", n, v) for n, v in enumerate(chunks))])])
+    vector = store.vector("m-a", "summary")
+    assert vector is not None and np.allclose(vector, new_summary)
+    body = store.vector("m-a", "body")
+    assert body is not None and np.allclose(body, chunks[0])
+    hits = store.search(fake.embed(["alpha three"])[0], limit=5)
+    assert hits["body"][0] == ("m-a", pytest.approx(1.0, abs=1e-5))
+    allowed = np.array([memory_id != "m-a" for memory_id in store.ids()])
+    masked = store.search(fake.embed(["alpha three"])[0], limit=5, allowed=allowed)
+    assert [memory_id for memory_id, _ in masked["body"]] == ["m-b"]

@@ -129,7 +129,9 @@ class VectorStore(IndexDb):
         lane_number = {lane: n for n, lane in enumerate(LANES)}
         n = -1
         for n, (memory_id, lane, vec) in enumerate(
-            self._db.execute("SELECT id, lane, vec FROM vectors ORDER BY id, lane, chunk")
+            # Table order (rowid) is a sequential scan, 10-100x faster than the primary-key order;
+            # put_many writes a memory's rows together and in chunk order, which is all search needs.
+            self._db.execute("SELECT id, lane, vec FROM vectors ORDER BY rowid")
         ):
             if n >= count:
                 raise IndexStale("vector index changed while loading; it will be rebuilt", path=self.path)
@@ -148,7 +150,7 @@ class VectorStore(IndexDb):
         for number in range(len(LANES)):
             first = np.full(len(ids), -1, dtype=np.int64)
             lane_rows = np.flatnonzero(row_lane == number)
-            # Rows are ordered by (id, lane, chunk): the reverse assignment leaves each id's first row.
+            # Rows come in insertion order (chunks ascending): the reverse assignment leaves each id's first row.
             first[row_id[lane_rows[::-1]]] = lane_rows[::-1]
             self._first_row.append(first)
         return matrix
