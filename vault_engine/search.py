@@ -260,9 +260,6 @@ class Searcher:
         return self._standing[project]
 
     def rows(self, ids: set[str]) -> dict[str, CatalogRow]:
-        return self._rows(ids)
-
-    def _rows(self, ids: set[str]) -> dict[str, CatalogRow]:
         """Catalog rows of ``ids``, decoded once per searcher."""
         missing = [i for i in ids if i not in self._row_cache]
         if missing:
@@ -365,7 +362,7 @@ class Searcher:
             low, high = boost_bounds(s)
             floor = fused[shortlist_size - 1].score * low / high
             fused = [f for f in fused if f.score >= floor]
-        rows = self._rows({f.id for f in fused})
+        rows = self.rows({f.id for f in fused})
         scored = sorted(((boost(f, rows[f.id], s, moment).score, f) for f in fused if f.id in rows),
                         key=lambda pair: (-pair[0], pair[1].id))
         # Building a full hit (reasons, snippet) is done for the shortlist only.
@@ -381,7 +378,7 @@ class Searcher:
         if any(cols.trashed[cols.position[i]] for ids in rankings.values() for i in ids[:limit]):
             all_input, all_weights = self._fusion_input(rankings, similarity)
             top = fuse(all_input, all_weights, s.rrf_k)[:limit]
-            trashed_rows = self._rows({f.id for f in top if cols.trashed[cols.position[f.id]]})
+            trashed_rows = self.rows({f.id for f in top if cols.trashed[cols.position[f.id]]})
             revivable = [
                 self._hit(f, trashed_rows[f.id], positions, similarity, snippets, moment)
                 for f in top if f.id in trashed_rows
@@ -416,7 +413,7 @@ class Searcher:
             return hits
         targets = self.catalog.resolve({t for ts in links.values() for t in ts})
         by_id = {h.id: h for h in hits}
-        rows = self._rows(set(targets.values()) - set(by_id))
+        rows = self.rows(set(targets.values()) - set(by_id))
         for source in links:
             score = by_id[source].score * factor
             for target in links[source]:

@@ -140,21 +140,28 @@ def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]]) -> DiskState:
     ``stat_cache`` maps a path to ``[mtime_ns, size, digest, id]`` from the last sync;
     a file with the same mtime and size is not even read.
     """
-    chosen: dict[str, DiskFile] = {}
     problems: list[VaultError] = []
-    cache: dict[str, list[Any]] = {}
-    parsed = 0
+    files: list[tuple[str, Path]] = []
     for rel, path, problem in store.iter_markdown(root):
         if problem is not None or path is None:
             problems.append(MemoryFileError(problem or "unreadable", path=rel))
-            continue
-        found = _read_one(root, rel, path, stat_cache.get(rel), problems)
+        else:
+            files.append((rel, path))
+    state = DiskState({}, problems, 0, {})
+    _read_files(root, files, stat_cache, state)
+    return state
+
+
+def _read_files(root: Path, files: Iterable[tuple[str, Path]], stat_cache: Mapping[str, Sequence[Any]],
+                state: DiskState) -> None:
+    """Read ``files`` into ``state``: one file per id (duplicates reported), the stat cache, the parse count."""
+    for rel, path in files:
+        found = _read_one(root, rel, path, stat_cache.get(rel), state.problems)
         if found is None:
             continue
-        candidate, cache[rel], was_parsed = found
-        parsed += was_parsed
-        _choose(chosen, candidate, problems)
-    return DiskState(chosen, problems, parsed, cache)
+        candidate, state.stat_cache[rel], was_parsed = found
+        state.parsed += was_parsed
+        _choose(state.files, candidate, state.problems)
 
 
 def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequence[Any]],
@@ -166,22 +173,12 @@ def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequenc
     changes a full walk would, without touching any other file.
     """
     wanted = sorted({rel for rel in rels if store.is_memory_path(rel)})
-    cache = {rel: list(value) for rel, value in stat_cache.items()}
-    chosen: dict[str, DiskFile] = {}
-    problems: list[VaultError] = []
-    parsed = 0
-    for rel in wanted:
-        cache.pop(rel, None)
-        path = root / rel
-        if path.is_symlink() or not path.is_file():
-            continue
-        found = _read_one(root, rel, path, stat_cache.get(rel), problems)
-        if found is None:
-            continue
-        candidate, cache[rel], was_parsed = found
-        parsed += was_parsed
-        _choose(chosen, candidate, problems)
     changed = set(wanted)
+    # The cache keeps every other file's entry; the changed ones are re-read (or gone).
+    state = DiskState({}, [], 0, {rel: list(v) for rel, v in stat_cache.items() if rel not in changed})
+    present = [(rel, root / rel) for rel in wanted if not (root / rel).is_symlink() and (root / rel).is_file()]
+    _read_files(root, present, stat_cache, state)
+    chosen, problems = state.files, state.problems
     for memory_id, file in list(chosen.items()):
         held = records.get(memory_id)
         if held and held[0] != file.path and held[0] not in changed and (root / held[0]).is_file():
@@ -192,7 +189,7 @@ def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequenc
     by_path = {path: memory_id for memory_id, (path, _digest) in records.items() if path in changed}
     concerned = set(chosen) | set(by_path.values())
     indexed = {i: Located(*records[i]) for i in concerned if i in records}
-    return DiskState(chosen, problems, parsed, cache), indexed
+    return state, indexed
 
 
 # ---------------------------------------------------------------- documents

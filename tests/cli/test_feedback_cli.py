@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from test_cli import as_json, assert_one_error  # the CLI suite's helpers, same folder
 
 from vault_engine.cli import cli
 from vault_engine.journal import Event
@@ -19,28 +18,10 @@ FEEDBACK_KEYS = {"action", "id", "path", "outcome", "old_lifecycle", "lifecycle"
                  "application", "event"}
 
 
-def as_json(result: Result) -> Any:
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
 def one_line(result: Result) -> str:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert len(lines) == 1, result.stdout
-    return lines[0]
-
-
-def assert_one_error(result: Result, *fragments: str) -> str:
-    """Exactly one stderr line, starting with 'error: ', a non-zero exit, and no traceback."""
-    assert result.exit_code != 0
-    assert "Traceback" not in result.output and "Traceback" not in result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ")
-    for fragment in fragments:
-        assert fragment in lines[0]
     return lines[0]
 
 

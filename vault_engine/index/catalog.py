@@ -165,12 +165,6 @@ class Catalog(IndexDb):
         return {i: (p, h) for i, p, h in self._db.execute("SELECT id, path, hash FROM memories")}
 
     @stale_on_error("catalog")
-    def rows(self) -> list[CatalogRow]:
-        """Every row, in id order."""
-        cursor = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM memories ORDER BY id")
-        return [_decode(values) for values in cursor]
-
-    @stale_on_error("catalog")
     def listing(self) -> list[CatalogRow]:
         """Every row with just what pages show (no selectors, links or signals): cheap at any size."""
         cursor = self._db.execute(
