@@ -76,12 +76,24 @@ class ConsolidationSettings:
     review_similarity: float = 0.40
     crosslink_similarity: float = 0.60
     text_similarity: float = 0.5
+    conflict_similarity: float = 0.55
+    conflict_text_similarity: float = 0.4
+    link_limit: int = 3
+    neighbours: int = 10
 
 
 @dataclass(frozen=True, slots=True)
 class CompactionSettings:
     max_cold: int = 1000
     target_cold: int = 500
+    digest_size: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class DecaySettings:
+    half_life_days: float = 90.0
+    exempt_importance: float = 0.8
+    forget_below: float = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +126,8 @@ class IngestSettings:
 @dataclass(frozen=True, slots=True)
 class WatchSettings:
     debounce_ms: int = 150
+    maintain_every_hours: float = 24.0
+    maintain_after_changes: int = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +145,7 @@ class VaultConfig:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    decay: DecaySettings = field(default_factory=DecaySettings)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     llm: LlmSettings = field(default_factory=LlmSettings)
     ingest: IngestSettings = field(default_factory=IngestSettings)

@@ -284,6 +284,10 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
                 set_status(state(undone.memory), "active")
             elif feedback_superseded(undone):
                 state(undone.memory).lifecycle = str(undone.payload["old_lifecycle"])
+            elif undone.kind == "govern":
+                _replay_govern(undone.payload, state, set_status, undo=True)
+        elif event.kind == "govern":
+            _replay_govern(p, state, set_status, undo=False)
         elif event.kind == "feedback":
             s = state(event.memory)
             # The engine decided from the file's authority and lifecycle, which it
@@ -301,6 +305,37 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
             if outcome in ("corrected", "contributed-to-failure") and s.authority == "inferred":
                 s.lifecycle = "superseded"
     return states
+
+
+def _replay_govern(payload: dict[str, Any], state: Any, set_status: Any, *, undo: bool) -> None:
+    """A governance action (or its undo): lifecycle, supersession and proof changes, trash moves, digests."""
+    changes = payload.get("changes")
+    if isinstance(changes, dict):
+        for memory_id, change in changes.items():
+            if not isinstance(change, dict):
+                continue
+            values = change.get("before" if undo else "after")
+            if not isinstance(values, dict):
+                continue
+            s = state(memory_id)
+            if isinstance(values.get("lifecycle"), str):
+                s.lifecycle = values["lifecycle"]
+            if "superseded_by" in values:
+                s.superseded_by = values["superseded_by"] if isinstance(values["superseded_by"], str) else None
+            proof = values.get("proof_count")
+            if isinstance(proof, int) and not isinstance(proof, bool):
+                s.proof_count = proof
+            counts = values.get("applied")
+            if isinstance(counts, dict):
+                for outcome, number in counts.items():
+                    if outcome in s.applied and isinstance(number, int) and not isinstance(number, bool):
+                        s.applied[outcome] = number
+    for memory_id in payload.get("trash") or []:
+        if isinstance(memory_id, str):
+            set_status(state(memory_id), "active" if undo else "trashed")
+    for memory_id in payload.get("create") or []:
+        if isinstance(memory_id, str):
+            set_status(state(memory_id), "trashed" if undo else "active")
 
 
 def feedback_superseded(event: Event) -> bool:

@@ -173,6 +173,7 @@ class Scan:
 
     entries: dict[str, Entry] = field(default_factory=dict)  # id -> entry
     problems: list[VaultError] = field(default_factory=list)
+    duplicates: dict[str, list[str]] = field(default_factory=dict)  # id -> paths of the ignored copies
 
     def active(self) -> Iterator[Entry]:
         return (e for e in self.entries.values() if not e.in_trash)
@@ -287,6 +288,8 @@ def scan(root: Path) -> Scan:
         keep, duplicate = resolve_duplicate(memory_id, current.path, entry.path)
         result.entries[memory_id] = current if keep == current.path else entry
         result.problems.append(duplicate)
+        dropped = entry.path if keep == current.path else current.path
+        result.duplicates.setdefault(memory_id, []).append(dropped)
     return result
 
 

@@ -29,6 +29,7 @@ from .errors import (
     NothingToUndo,
     VaultError,
 )
+from .governance.classify import resident_chars
 from .ids import derived_event_id, is_valid_id, new_event_id, new_memory_id
 from .journal import Event, Journal, MemoryState, feedback_superseded, forgotten_digests, replay
 from .memory import (
@@ -47,6 +48,8 @@ from .text import is_one_off, make_summary, make_title
 from .yamlfmt import format_datetime
 
 if TYPE_CHECKING:
+    from .governance.audit import Audit
+    from .governance.maintain import MaintainReport
     from .index.embedder import Embedder
     from .search import Searcher, SearchRequest, SearchResult
     from .sync import Progress, SyncReport
@@ -108,6 +111,7 @@ class ChangeResult:
     path: str | None
     related: str | None = None
     event: str | None = None
+    conflicts: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,11 +180,6 @@ class NewMemory:
     summary: str | None = None
     trigger: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def memory_chars(memory: Memory) -> int:
-    """Characters a memory costs when resident."""
-    return len(memory.title) + len(memory.summary or "") + len(memory.body.strip())
 
 
 class Vault:
@@ -415,12 +414,29 @@ class Vault:
                     updated, event = self._fold_evidence(entry, request.source, stamp)
                     store.write(self.root, entry.path, updated, entry.parsed)
                     self.journal.append([event])
-                    notice = "the same text was already remembered; evidence added"
-                    return AddResult(entry.memory.id, entry.path, False, notice)
+                    return AddResult(entry.memory.id, entry.path, False,
+                                     "the same text was already remembered; evidence added")
+            notice: str | None = None
+            if memory.tier == "hot":
+                memory, notice = self._admit_hot(memory, scan, stamp)
             rel = store.choose_path(self.root, store.folder_for(memory), memory)
             store.write(self.root, rel, memory)
             self.journal.append([self._add_event(memory)])
-        return AddResult(memory.id, rel, True)
+        return AddResult(memory.id, rel, True, notice)
+
+    def _admit_hot(self, memory: Memory, scan: Scan, stamp: datetime) -> tuple[Memory, str | None]:
+        """Run the hot tier's overflow before a hot write; a memory that still does not fit goes cold."""
+        from .governance.actions import View
+        from .governance.maintain import Executor
+        from .governance.tiers import admit
+
+        actions, memory, notice = admit(View.from_scan(scan, stamp, self.config, self.root), memory)
+        if actions:
+            executor = Executor(self, scan, stamp)
+            self.journal.append([executor.apply(action) for action in actions])
+            moved = ", ".join(a.memory for a in actions)
+            notice = (notice + "; " if notice else "") + f"hot tier overflow moved {moved} to cold"
+        return memory, notice
 
     @indexed
     def import_jsonl(self, lines: Iterable[str], source_name: str = "<stdin>") -> ImportResult:
@@ -599,7 +615,8 @@ class Vault:
 
     # ------------------------------------------------------------ forget / trash
 
-    def _trash(self, entry: Entry, stamp: datetime, reason: str) -> str:
+    def move_to_trash(self, entry: Entry, stamp: datetime, reason: str) -> str:
+        """Move ``entry`` to the trash (write the trash copy, then remove the file); returns the new path."""
         memory = entry.memory.replace(
             trashed_at=stamp,
             expires_at=stamp + timedelta(days=self.config.vault.trash_days),
@@ -618,10 +635,11 @@ class Vault:
         store.move(self.root, entry.path, dest, memory, None)
         return dest
 
-    def _untrash(self, entry: Entry, stamp: datetime) -> str:
+    def move_out_of_trash(self, entry: Entry, stamp: datetime, dest: str | None = None) -> str:
+        """Move a trashed ``entry`` back to where it came from (``dest`` when given); returns the new path."""
         extra = {k: v for k, v in entry.memory.extra.items() if k != "trash_reason"}
         memory = entry.memory.replace(trashed_at=None, expires_at=None, trashed_from=None, updated=stamp, extra=extra)
-        dest = entry.memory.trashed_from
+        dest = dest or entry.memory.trashed_from
         if dest:
             try:
                 store.inside(self.root, dest)
@@ -643,7 +661,7 @@ class Vault:
                 if entry.in_trash:
                     raise InvalidInput(f"{memory_id} is already in the trash (use --permanent to purge it)")
                 event = Event("forget", memory_id, {"title": entry.memory.title})
-                dest = self._trash(entry, stamp, "forget")
+                dest = self.move_to_trash(entry, stamp, "forget")
                 self.journal.append([event])
                 return ChangeResult("forgotten", memory_id, dest, event=event.id)
             digest = text_digest(memory_text(entry.memory))
@@ -664,7 +682,7 @@ class Vault:
             entry = self.entry(memory_id)
             if not entry.in_trash:
                 raise InvalidInput(f"{memory_id} is not in the trash")
-            dest = self._untrash(entry, stamp)
+            dest = self.move_out_of_trash(entry, stamp)
             event = Event("restore", memory_id, {})
             self.journal.append([event])
         return ChangeResult("restored", memory_id, dest, event=event.id)
@@ -767,24 +785,39 @@ class Vault:
     # ------------------------------------------------------------ rollback
 
     @indexed
-    def rollback(self, memory_id: str) -> ChangeResult:
-        """Undo the last correct, forget or superseding feedback of ``memory_id``.
+    def rollback(self, memory_id: str | None = None, *, event_id: str | None = None) -> ChangeResult:
+        """Undo the last correct, forget, superseding feedback or governance action of ``memory_id``
+        (or exactly the journal event ``event_id``).
 
         A correction is undone from either of its versions; a feedback that
         superseded an inferred memory gets its earlier lifecycle back (its
-        counters stay: the outcome was reported).
+        counters stay: the outcome was reported); a governance action (a merge,
+        supersession, tier move, link, tag rewrite, decay or compaction) is
+        undone from any memory it touched.
         """
         stamp = now()
         with self.lock.hold():
             events = list(self.journal.events())
             undone = {str(e.payload.get("undoes")) for e in events if e.kind == "rollback"}
             purged = {e.memory for e in events if e.kind in ("purge", "trash-expire")}
-            if memory_id in purged:
+            if event_id is not None:
+                chosen = next((e for e in events if e.id == event_id), None)
+                if chosen is None:
+                    raise NothingToUndo(f"no journal event {event_id}")
+                if chosen.id in undone:
+                    raise NothingToUndo(f"{event_id} was already rolled back")
+                memory_id = chosen.memory
+            if memory_id is None:
+                raise InvalidInput("name a memory id or an event id to roll back")
+            if memory_id in purged and event_id is None:
                 raise NothingToUndo(f"{memory_id} was deleted for good; it cannot be rolled back")
             target = None
             for event in reversed(events):
-                if event.id in undone:
+                if event.id in undone or (event_id is not None and event.id != event_id):
                     continue
+                if event.kind == "govern" and memory_id in governed_ids(event):
+                    target = event
+                    break
                 if event.kind == "forget" and event.memory == memory_id:
                     target = event
                     break
@@ -795,16 +828,29 @@ class Vault:
                     target = event
                     break
             if target is None:
-                raise NothingToUndo(f"no correction or forget of {memory_id}, nor a feedback that superseded it, "
-                                    "to roll back")
+                if event_id is not None:
+                    raise NothingToUndo(f"{event_id} is not a correction, forget, superseding feedback or "
+                                        "governance action")
+                raise NothingToUndo(f"no correction, forget, superseding feedback or governance action of "
+                                    f"{memory_id} to roll back")
             if target.kind == "correct" and target.memory in purged:
                 raise NothingToUndo(f"{target.memory} was deleted for good; its correction cannot be rolled back")
             scan = self.scan()
+            if target.kind == "govern":
+                from .governance.maintain import undo
+
+                touched, conflicts = undo(self, target, stamp)
+                action = str(target.payload.get("kind", "govern"))
+                event = Event("rollback", memory_id, {"undoes": target.id, "kind": "govern", "action": action,
+                                                      "conflicts": conflicts})
+                self.journal.append([event])
+                related = ", ".join(i for i in touched if i != memory_id) or None
+                return ChangeResult(f"undid {action}", memory_id, None, related, event.id, conflicts=conflicts)
             if target.kind == "forget":
                 entry = self.entry(memory_id, scan)
                 if not entry.in_trash:
                     raise NothingToUndo(f"{memory_id} is no longer in the trash")
-                dest = self._untrash(entry, stamp)
+                dest = self.move_out_of_trash(entry, stamp)
                 result = ChangeResult("restored", memory_id, dest)
             elif target.kind == "feedback":
                 entry = self.entry(memory_id, scan)
@@ -827,7 +873,7 @@ class Vault:
                 )
                 store.write(self.root, old.path, restored, old.parsed)
                 if new is not None and not new.in_trash:
-                    self._trash(new, stamp, "rollback")
+                    self.move_to_trash(new, stamp, "rollback")
                 result = ChangeResult("rolled-back", old_id, old.path, related=new_id)
             event = Event("rollback", memory_id, {"undoes": target.id, "kind": target.kind})
             self.journal.append([event])
@@ -868,6 +914,21 @@ class Vault:
                 store.write(self.root, entry.path, entry.memory.replace(**updates), entry.parsed)
                 applied.extend(diffs)
         return applied
+
+    # ------------------------------------------------------------ governance
+
+    @indexed
+    def maintain(self, *, dry_run: bool = False, now: datetime | None = None) -> MaintainReport:
+        """Run the governance pipeline (see :mod:`vault_engine.governance.maintain`)."""
+        from .governance.maintain import maintain
+
+        return maintain(self, dry_run=dry_run, now=now)
+
+    def audit(self, *, now: datetime | None = None) -> Audit:
+        """A read-only health report (see :mod:`vault_engine.governance.audit`)."""
+        from .governance.audit import audit
+
+        return audit(self, now=now)
 
     # ------------------------------------------------------------ indexes
 
@@ -952,13 +1013,26 @@ class Vault:
             by_tier=dict(sorted(Counter(m.tier for m in active).items())),
             trash=sum(1 for _ in scan.trashed()),
             invalid=[p.one_line() for p in scan.problems],
-            hot_chars=sum(memory_chars(m) for m in hot),
+            hot_chars=sum(resident_chars(m) for m in hot),
             hot_budget=self.config.tiers.hot_budget_chars,
             journal_events=len(events),
             journal_warnings=list(self.journal.warnings),
             index=index_state,
             embedding_model=self.config.embedding.model,
         )
+
+
+def governed_ids(event: Event) -> set[str]:
+    """Every memory id a ``govern`` journal event touched."""
+    p = event.payload
+    ids = {event.memory}
+    for key in ("trash", "create", "related", "purge"):
+        value = p.get(key)
+        if isinstance(value, builtins.list):
+            ids.update(v for v in value if isinstance(v, str))
+    if isinstance(p.get("changes"), dict):
+        ids.update(p["changes"])
+    return ids
 
 
 def apply_outcome(memory: Memory, outcome: str, stamp: datetime) -> Memory:

@@ -32,6 +32,7 @@ from . import store
 from .errors import InvalidInput, VaultError
 
 if TYPE_CHECKING:
+    from .governance.maintain import MaintainReport
     from .index.embedder import Embedder
     from .sync import SyncReport
     from .vault import Vault
@@ -98,6 +99,7 @@ class WatchUpdate:
     error: VaultError | None = None
     new_problems: tuple[VaultError, ...] = ()  # problems the previous sync did not report
     retry_in: float | None = None  # seconds until the next attempt when the sync failed
+    maintenance: MaintainReport | None = None  # set when the update is a scheduled `maintain`
 
     @property
     def changed(self) -> bool:
@@ -118,7 +120,9 @@ def watch(
     stop_event: threading.Event | None = None,
     retry_seconds: Sequence[float] = RETRY_SECONDS,
 ) -> None:
-    """Sync ``vault`` now and after every batch of file changes, until ``stop_event`` is set.
+    """Sync ``vault`` now and after every batch of file changes, until ``stop_event`` is set;
+    run ``maintain`` on schedule (``watch.maintain_every_hours``) and after large batches
+    (``watch.maintain_after_changes`` changed files since the last run).
 
     Args:
         vault: the open vault.
@@ -148,6 +152,7 @@ def watch(
     retry_at: float | None = None
     started = False
     previous: set[str] = set()
+    changed_since_maintain = 0
 
     def relevant(change: Change, path: str) -> bool:
         return is_relevant(root, change, path)
@@ -188,8 +193,41 @@ def watch(
             if not started:
                 started = True
                 _warm_up(model)
+            changed_since_maintain += len(batch)
+            reason = maintenance_due(vault, changed_since_maintain)
+            if reason is not None and not stop.is_set():
+                changed_since_maintain = 0
+                on_report(_maintain(vault, reason))
     finally:
         batches.close()  # releases the OS watches now, not whenever the generator is collected
+
+
+def maintenance_due(vault: Vault, changed: int, now: float | None = None) -> str | None:
+    """Why ``maintain`` should run now (None: not yet): the schedule, or a large batch of changes."""
+    from .governance.maintain import last_maintained
+
+    settings = vault.config.watch
+    if settings.maintain_after_changes > 0 and changed >= settings.maintain_after_changes:
+        return "changes"
+    if settings.maintain_every_hours <= 0:
+        return None
+    last = last_maintained(vault.root)
+    current = time.time() if now is None else now
+    if last is None or current - last >= settings.maintain_every_hours * 3600:
+        return "schedule"
+    return None
+
+
+def _maintain(vault: Vault, reason: str) -> WatchUpdate:
+    from .governance.maintain import mark_maintained
+
+    begin = time.perf_counter()
+    try:
+        report = vault.maintain()
+    except VaultError as exc:
+        mark_maintained(vault.root)  # a failing run waits for the next period, not the next tick
+        return WatchUpdate("maintain", 0, time.perf_counter() - begin, error=exc)
+    return WatchUpdate("maintain", 0, time.perf_counter() - begin, maintenance=report)
 
 
 def _changed_files(root: str, batch: set[tuple[Change, str]]) -> list[str] | None:

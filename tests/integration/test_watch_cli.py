@@ -22,6 +22,14 @@ from vault_engine.index.fulltext import FullTextIndex
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import Vault
 
+
+@pytest.fixture(autouse=True)
+def no_scheduled_maintenance(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests count syncs; scheduled `maintain` runs are tested on their own."""
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "0")
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_AFTER_CHANGES", "0")
+
+
 pytestmark = pytest.mark.slow
 
 TIMEOUT = 30.0

@@ -265,7 +265,8 @@ def test_rollback_of_a_superseding_feedback_restores_the_lifecycle(vault: Vault)
     assert memory.lifecycle == "trial" and memory.superseded_by is None
     assert memory.applied["contributed-to-failure"] == 1  # the report stays counted
     assert vault.replay_diff() == []
-    with pytest.raises(NothingToUndo, match=f"no correction or forget of {memory_id}, nor a feedback"):
+    nothing = f"no correction, forget, superseding feedback or governance action of {memory_id}"
+    with pytest.raises(NothingToUndo, match=nothing):
         vault.rollback(memory_id)
     assert vault.feedback(memory_id, "used-successfully").action == "promoted"
 

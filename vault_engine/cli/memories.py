@@ -201,18 +201,26 @@ def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
 
 
 @cli.command()
-@click.argument("memory_id", metavar="ID")
+@click.argument("memory_id", metavar="ID", required=False)
+@click.option("--event", "event_id", metavar="EVENT", help="Undo exactly this journal event (from maintain's output).")
 @common
 @click.pass_obj
-def rollback(settings: Settings, memory_id: str) -> None:
-    """Undo the last correct, forget or superseding feedback of ID."""
-    result = settings.open_vault(write=True).rollback(memory_id)
+def rollback(settings: Settings, memory_id: str | None, event_id: str | None) -> None:
+    """Undo the last correct, forget, superseding feedback or maintenance action of ID."""
+    if not memory_id and not event_id:
+        raise click.UsageError("name a memory ID or give --event EVENT")
+    result = settings.open_vault(write=True).rollback(memory_id, event_id=event_id)
 
     def human() -> None:
         if result.action == "restored":
             click.echo(f"restored {result.id} to {result.path}")
         elif result.action == "reinstated":
             click.echo(f"{result.id} is current again; the feedback that superseded it is undone")
+        elif result.action.startswith("undid "):
+            others = f" (also {result.related})" if result.related else ""
+            click.echo(f"{result.action} of {result.id}{others}")
+            for conflict in result.conflicts:
+                click.echo(f"  kept as is: {conflict}")
         else:
             click.echo(f"{result.id} is current again; {result.related} moved to the trash")
 
@@ -221,7 +229,7 @@ def rollback(settings: Settings, memory_id: str) -> None:
 
 def _change_json(result: Any) -> dict[str, Any]:
     return {"action": result.action, "id": result.id, "path": result.path, "related": result.related,
-            "event": result.event}
+            "event": result.event, "conflicts": list(getattr(result, "conflicts", ()))}
 
 
 @cli.command()

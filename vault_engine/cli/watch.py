@@ -51,6 +51,9 @@ def update_json(update: WatchUpdate) -> dict[str, Any]:
                             "changes": update.changes, "seconds": round(update.seconds, 4)}
     if update.error is not None:
         return {**data, "error": update.error.one_line(), "retry_in": update.retry_in}
+    if update.maintenance is not None:
+        return {**data, "event": "maintain", "counts": update.maintenance.counts(),
+                "events": update.maintenance.events}
     report = update.report
     assert report is not None
     plan = report.plan
@@ -68,12 +71,17 @@ def _print(settings: Settings, update: WatchUpdate) -> None:
     elif update.report is not None and (update.changed or update.trigger == "start"):
         report = update.report
         click.echo(f"synced: {report.plan.summary()}; {report.embedded} texts embedded ({update.seconds:.2f}s)")
-    if update.error is not None:
+    if update.error is not None and update.trigger == "maintain":
+        click.echo(f"warning: maintain failed: {update.error.one_line()}", err=True)
+    elif update.error is not None:
         click.echo(f"warning: sync failed: {update.error.one_line()}; retrying in {update.retry_in:g}s", err=True)
     if update.report is not None and update.report.notice and not settings.as_json:
         click.echo(update.report.notice, err=True)
     for problem in update.new_problems:
         click.echo(f"warning: {problem.one_line()}", err=True)
+    if update.maintenance is not None and not settings.as_json:
+        counts = ", ".join(f"{k} {v}" for k, v in update.maintenance.counts().items()) or "nothing to do"
+        click.echo(f"maintained: {counts} ({update.seconds:.2f}s)")
     if update.trigger == "start":
         click.echo("watching for changes; press Ctrl-C to stop", err=True)
 

@@ -1,0 +1,72 @@
+"""Governance commands: maintain and audit."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import click
+
+from . import cli
+from .options import Settings, common, emit
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@common
+@click.pass_obj
+def maintain(settings: Settings, dry_run: bool) -> None:
+    """Repair, expire trash, consolidate, decay, compact and balance the hot tier (idempotent)."""
+    report = settings.open_vault(write=not dry_run).maintain(dry_run=dry_run)
+    data = {
+        "dry_run": dry_run,
+        "actions": [a.to_json() for a in report.actions],
+        "counts": report.counts(),
+        "events": report.events,
+        "seconds": round(report.seconds, 3),
+        "notice": report.notice,
+    }
+    if report.notice and not settings.as_json:
+        click.echo(report.notice, err=True)
+
+    def human() -> None:
+        for action in report.actions:
+            click.echo(action.describe())
+        counts = ", ".join(f"{k} {v}" for k, v in report.counts().items()) or "nothing to do"
+        if dry_run:
+            click.echo(f"plan: {counts} (dry run: nothing changed)")
+        else:
+            click.echo(f"done: {counts} in {report.seconds:.1f} s"
+                       + (" (undo any one: memvault rollback ID)" if report.actions else ""))
+
+    emit(settings, data, human)
+
+
+@cli.command()
+@common
+@click.pass_obj
+def audit(settings: Settings) -> None:
+    """Read-only health report: hot memories and their plans, tier budgets, invalid files, index counts."""
+    report = settings.open_vault().audit()
+
+    def human() -> None:
+        share = report.hot_chars / report.hot_budget * 100 if report.hot_budget else 0
+        click.echo(f"hot tier: {report.hot_chars} / {report.hot_budget} characters ({share:.0f}%), "
+                   f"{len(report.hot)} memories")
+        for row in report.hot:
+            lock = " protected" if row.protected else ""
+            click.echo(f"  {row.id}  {row.type}/{row.nature}{lock}  {row.age_days} d  value {row.value:.2f}  "
+                       f"{row.chars} chars  -> {row.plan}  {row.title}")
+        tiers = ", ".join(f"{k} {v}" for k, v in report.tiers.items()) or "none"
+        click.echo(f"tiers: {tiers}; trash {report.trash}"
+                   + (f" (next expiry {report.next_expiry})" if report.next_expiry else ""))
+        click.echo(f"episodes not yet compacted: {report.episodes_uncompacted} (limit {report.compaction_limit})")
+        planned = ", ".join(f"{k} {v}" for k, v in report.planned.items()) or "nothing"
+        click.echo(f"maintain would: {planned}")
+        click.echo(f"index: {report.index}")
+        counts = ", ".join(f"{k} {'-' if v is None else v}" for k, v in report.counts.items())
+        click.echo(f"index counts: {counts} ({'ok' if report.counts_ok else 'MISMATCH: run memvault sync'})")
+        click.echo(f"invalid files: {len(report.invalid)}")
+        for line in report.invalid:
+            click.echo(f"  {line}")
+
+    emit(settings, asdict(report), human)

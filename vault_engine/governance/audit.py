@@ -1,0 +1,136 @@
+"""``audit``: a read-only health report.
+
+Every hot memory with its type, nature (state or rule), age, value, size and
+what governance plans for it (keep, move now, move in N days, merge into
+ID); counts and budget use per tier; what a ``maintain`` run would do;
+invalid files; index freshness; and the count check between the files, the
+catalog and the vector index.  Nothing is written, not even the indexes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from .. import store
+from .actions import Action, View
+from .classify import age_days, ceil_days, is_protected, nature, resident_chars, retire_in_days, value
+from .compaction import uncompacted
+from .maintain import load_similarity, plan, vetoes
+from .tiers import hot_memories
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+
+
+@dataclass(frozen=True, slots=True)
+class HotRow:
+    id: str
+    title: str
+    type: str
+    nature: str
+    age_days: int
+    value: float
+    chars: int
+    protected: bool
+    plan: str
+
+
+@dataclass(slots=True)
+class Audit:
+    hot: list[HotRow]
+    hot_chars: int
+    hot_budget: int
+    tiers: dict[str, int]
+    trash: int
+    next_expiry: str | None
+    episodes_uncompacted: int
+    compaction_limit: int
+    planned: dict[str, int]
+    plan: list[str]
+    invalid: list[str]
+    index: str
+    counts: dict[str, int | None] = field(default_factory=dict)
+    counts_ok: bool = True
+
+
+def _plan_for(memory_id: str, actions: list[Action], memory_nature: str, retire_days: float | None) -> str:
+    for action in actions:
+        if action.kind == "merge" and memory_id in action.trash:
+            return f"merge into {action.memory}"
+        if action.kind in ("overflow", "retire") and action.memory == memory_id:
+            return f"move now ({action.reason})"
+        if action.kind == "supersede" and memory_id in action.related:
+            return f"superseded by {action.memory}"
+    if memory_nature == "state" and retire_days is not None:
+        return f"move in {ceil_days(retire_days)} days"
+    return "keep"
+
+
+def _index_counts(vault: Vault) -> dict[str, int | None]:
+    """Memories in the files, in the catalog and in the vector index (None when an index is absent)."""
+    out: dict[str, int | None] = {}
+    for name, query in (("catalog", "SELECT COUNT(*) FROM memories"),
+                        ("vectors", "SELECT COUNT(DISTINCT id) FROM vectors")):
+        path = vault.root / store.STATE_DIR / f"{name}.sqlite"
+        if not path.exists():
+            out[name] = None
+            continue
+        try:
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                out[name] = int(db.execute(query).fetchone()[0])
+            finally:
+                db.close()
+        except sqlite3.DatabaseError:
+            out[name] = -1
+    return out
+
+
+def audit(vault: Vault, *, now: datetime | None = None) -> Audit:
+    from ..sync import freshness
+    from ..vault import now as clock
+
+    stamp = now or clock()
+    scan = vault.scan()
+    view = View.from_scan(scan, stamp, vault.config, vault.root, vetoes(vault.journal.events()))
+    actions = plan(view, load_similarity(vault, view))
+    rows = []
+    for memory in sorted(hot_memories(view), key=lambda m: (value(m, stamp, vault.config), m.id)):
+        kind = nature(memory)
+        rows.append(HotRow(
+            id=memory.id,
+            title=memory.title,
+            type=memory.type,
+            nature=kind,
+            age_days=int(age_days(memory, stamp)),
+            value=round(value(memory, stamp, vault.config), 3),
+            chars=resident_chars(memory),
+            protected=is_protected(memory, vault.config),
+            plan=_plan_for(memory.id, actions, kind, retire_in_days(memory, stamp, vault.config)),
+        ))
+    active = list(view.governed())
+    expiries = sorted(m.expires_at.isoformat() for m in view.trashed.values() if m.expires_at is not None)
+    counts = _index_counts(vault)
+    files = len(scan.entries)
+    counts["files"] = files
+    ok = all(counts.get(k) == files for k in ("catalog", "vectors"))
+    return Audit(
+        hot=rows,
+        hot_chars=sum(r.chars for r in rows),
+        hot_budget=vault.config.tiers.hot_budget_chars,
+        tiers=dict(sorted(Counter(m.tier for m in active).items())),
+        trash=len(view.trashed),
+        next_expiry=expiries[0] if expiries else None,
+        episodes_uncompacted=len(uncompacted(view)),
+        compaction_limit=vault.config.compaction.max_cold,
+        planned=dict(sorted(Counter(a.kind for a in actions).items())),
+        plan=[a.describe() for a in actions],
+        invalid=[p.one_line() for p in scan.problems],
+        index=freshness(vault.root),
+        counts=counts,
+        counts_ok=ok,
+    )

@@ -1,0 +1,134 @@
+"""What a memory is and what it is worth: state or rule, protection, value, decay.
+
+Deterministic heuristics, pure functions of a memory and the clock.
+
+- A **state** is a dated record of something done or decided ("2026-03-02:
+  migrated the billing database"); it retires from the hot tier after
+  ``tiers.state_retire_days``.  A **rule** is a standing preference or
+  convention ("always run ruff before committing"); rules never retire by age.
+- **Value** orders hot memories for overflow: importance first, then how
+  recently the memory was used or written, then how its deliveries worked out.
+- **Decay** halves a memory's weight every ``decay.half_life_days`` since it
+  was last used (else written); important memories do not decay.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, date, datetime
+
+from ..config import VaultConfig
+from ..memory import Memory, memory_text
+
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+_DATE = re.compile(
+    rf"\b(?:20\d\d-[01]\d-[0-3]\d|{_MONTH}\.? \d{{1,2}}(?:st|nd|rd|th)?"
+    r"(?:,? 20\d\d)?|\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*(?: 20\d\d)?|"
+    r"yesterday|today|last (?:week|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
+    re.I,
+)
+_DONE = re.compile(
+    r"\b(?:done|fixed|merged|shipped|deployed|released|resolved|completed|finished|decided|migrated|upgraded|"
+    r"closed|landed|rolled back|reverted|removed|added|installed|renamed|moved|replaced|switched|set up|"
+    r"bumped|published|approved|agreed|met|paid|sent|booked|cancell?ed|ran|tested|reviewed)\b",
+    re.I,
+)
+_BEHAVIOUR = re.compile(
+    r"\b(?:always|never|prefers?|preferred|should|must|shall|don'?t|do not|avoid|use|using|make sure|"
+    r"convention|rule|policy|whenever|every time|each time|by default|instead of|keep|remember to|"
+    r"likes?|dislikes?|wants?|hates?)\b",
+    re.I,
+)
+_PENDING = re.compile(
+    r"\b(?:todo|to do|pending|in progress|will|next|planned|plan to|going to|not yet|waiting|blocked|"
+    r"follow up|tbd|open question|ongoing)\b",
+    re.I,
+)
+NEVER_DECAY_TYPES = frozenset({"core-profile", "episode", "document"})
+
+
+def nature(memory: Memory) -> str:
+    """``state`` (a dated record of something done or decided) or ``rule`` (standing guidance).
+
+    An explicit ``nature: state|rule`` key in the frontmatter wins over the heuristic.
+    """
+    declared = memory.extra.get("nature")
+    if declared in ("state", "rule"):
+        return str(declared)
+    if memory.type in ("core-profile", "collaboration-policy", "procedure"):
+        return "rule"
+    text = f"{memory.title}\n{memory.summary}\n{memory_text(memory)}"
+    dated = memory.occurred_at is not None or memory.type == "episode" or _DATE.search(text) is not None
+    if dated and _DONE.search(text) and not _BEHAVIOUR.search(text) and not _PENDING.search(text):
+        return "state"
+    return "rule"
+
+
+def is_protected(memory: Memory, config: VaultConfig) -> bool:
+    """Never moved out of the hot tier: explicit core-profile memories and importance >= the protect level."""
+    explicit_profile = memory.type == "core-profile" and memory.authority == "explicit"
+    return explicit_profile or memory.importance >= config.tiers.protect_importance
+
+
+def _aware(moment: date | datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    if not isinstance(moment, datetime):
+        return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def written_at(memory: Memory) -> datetime | None:
+    """When the memory was last written (``updated``, else ``created``)."""
+    return _aware(memory.updated) or _aware(memory.created)
+
+
+def age_days(memory: Memory, now: datetime) -> float:
+    """Days since the memory was written (0 when it carries no date)."""
+    stamp = _aware(memory.created) or _aware(memory.updated)
+    return max(0.0, (now - stamp).total_seconds() / 86400) if stamp else 0.0
+
+
+def idle_days(memory: Memory, now: datetime) -> float:
+    """Days since the memory was last used, else written; 365 when it carries no date at all."""
+    stamp = _aware(memory.last_applied) or written_at(memory)
+    if stamp is None:
+        return 365.0
+    return max(0.0, (now - stamp).total_seconds() / 86400)
+
+
+def decay(memory: Memory, now: datetime, config: VaultConfig) -> float:
+    """``0.5 ** (idle days / half-life)``; exactly 1.0 for memories exempt from decay."""
+    if memory.importance >= config.decay.exempt_importance:
+        return 1.0
+    return float(0.5 ** (idle_days(memory, now) / config.decay.half_life_days))
+
+
+def usefulness(memory: Memory) -> float:
+    """Laplace-smoothed share of deliveries that helped (0.5 with no history)."""
+    good = memory.applied.get("used-successfully", 0)
+    bad = sum(memory.applied.get(k, 0) for k in ("ignored", "overridden", "corrected", "contributed-to-failure"))
+    return (good + 1) / (good + bad + 2)
+
+
+def value(memory: Memory, now: datetime, config: VaultConfig) -> float:
+    """How much a hot memory is worth keeping resident, in [0, 1]."""
+    recency = float(0.5 ** (idle_days(memory, now) / config.decay.half_life_days))
+    return 0.6 * memory.importance + 0.25 * recency + 0.15 * usefulness(memory)
+
+
+def retire_in_days(memory: Memory, now: datetime, config: VaultConfig) -> float | None:
+    """Days until a hot state memory retires by age (0: now); None for rules."""
+    if nature(memory) != "state":
+        return None
+    return max(0.0, config.tiers.state_retire_days - age_days(memory, now))
+
+
+def resident_chars(memory: Memory) -> int:
+    """Characters a memory costs when resident (title, summary and body)."""
+    return len(memory.title) + len(memory.summary or "") + len(memory.body.strip())
+
+
+def ceil_days(days: float) -> int:
+    return math.ceil(days)

@@ -1,0 +1,365 @@
+"""Consolidation: tag variants, contradictions, near-duplicate merges and cross-links.
+
+Pairs come from embedding neighbours within one scope and project and are
+judged with word overlap too (``consolidation.*`` in ``memvault.toml``):
+
+- a newer memory that **contradicts** an older one (a negation or an update
+  marker the other lacks, or the same sentence with other numbers)
+  supersedes it when its trust is at least the older one's and an inferred
+  memory would not override an explicit one; otherwise both are linked and
+  reported as a conflict;
+- **near-duplicates** (``0.6 * cosine + 0.4 * word overlap >=
+  merge_similarity``) merge into the older memory (an explicit one wins over
+  an inferred one): evidence, sources, tags, links, counters and
+  ``proof_count`` are folded in, links elsewhere re-pointed, trust becomes
+  the lowest of the two, and the newer file goes to the trash pointing at
+  the survivor;
+- **related** memories (cosine >= ``crosslink_similarity``) link both ways,
+  at most ``link_limit`` new links per memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..memory import TRUSTS, Memory
+from .actions import Action, Change, View, merge_changes
+from .similarity import Similarity, group_of, text_similarity, words
+
+TRUST_RANK = {t: len(TRUSTS) - n for n, t in enumerate(TRUSTS)}  # system 3 > learned 2 > external 1
+LIFECYCLE_RANK = {"superseded": 0, "trial": 1, "proven": 2}
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nothing|neither|nor|cannot|can't|don't|doesn't|didn't|isn't|aren't|wasn't|"
+    r"weren't|won't|wouldn't|shouldn't|mustn't|without|stopped|disabled|deprecated|dropped|abandoned)\b",
+    re.I,
+)
+_UPDATE = re.compile(
+    r"\b(?:no longer|not anymore|any ?more|instead of|switched (?:to|from)|changed (?:to|from)|"
+    r"moved (?:to|from)|replaced (?:by|with)|from now on|as of now|now uses?|nowadays|actually|"
+    r"(?:is|are|was) now|has been changed|superseded)\b",
+    re.I,
+)
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    older: Memory
+    newer: Memory
+    cosine: float
+    text: float
+
+    @property
+    def combined(self) -> float:
+        return 0.6 * self.cosine + 0.4 * self.text
+
+
+def _created(memory: Memory) -> str:
+    return memory.created.isoformat() if memory.created else ""
+
+
+def _order(a: Memory, b: Memory) -> tuple[Memory, Memory]:
+    """(older, newer) by creation time, then id."""
+    return (a, b) if (_created(a), a.id) <= (_created(b), b.id) else (b, a)
+
+
+def candidate_pairs(view: View, similarity: Similarity, floor: float) -> list[Pair]:
+    """Pairs of governed memories of one group, type and recall whose cosine reaches ``floor``, best first."""
+    governed = {m.id: m for m in view.governed()}
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for memory_id in sorted(governed):
+        a = governed[memory_id]
+        for other_id, cosine in similarity.neighbours(memory_id):
+            b = governed.get(other_id)
+            if b is None or cosine < floor or group_of(a) != group_of(b) or a.type != b.type:
+                continue
+            key = (min(a.id, b.id), max(a.id, b.id))
+            if key in seen:
+                continue
+            seen.add(key)
+            older, newer = _order(a, b)
+            out.append(Pair(older, newer, cosine, text_similarity(a, b)))
+    out.sort(key=lambda p: (-p.combined, p.older.id, p.newer.id))
+    return out
+
+
+def contradicts(older: Memory, newer: Memory) -> str | None:
+    """Why ``newer`` reverses ``older`` (None when it does not): negation, an update marker, other numbers."""
+    old_text, new_text = f"{older.title}\n{older.body}", f"{newer.title}\n{newer.body}"
+    old_neg, new_neg = len(_NEGATION.findall(old_text)), len(_NEGATION.findall(new_text))
+    if (old_neg == 0) != (new_neg == 0):
+        return "one states what the other negates"
+    if _UPDATE.search(new_text) and not _UPDATE.search(old_text):
+        return "the newer one marks a change"
+    old_numbers, new_numbers = set(_NUMBER.findall(old_text)), set(_NUMBER.findall(new_text))
+    if old_numbers and new_numbers and old_numbers != new_numbers:
+        old_words = words(_NUMBER.sub(" ", old_text))
+        new_words = words(_NUMBER.sub(" ", new_text))
+        if old_words == new_words:
+            return "the same statement with other values"
+    return None
+
+
+def may_supersede(older: Memory, newer: Memory) -> bool:
+    """A newer memory overrides an older one of lower or equal trust; inferred never overrides explicit."""
+    if TRUST_RANK[newer.trust] < TRUST_RANK[older.trust]:
+        return False
+    return not (older.authority == "explicit" and newer.authority == "inferred")
+
+
+def _has_link(memory: Memory, target: Memory, stems: dict[str, str]) -> bool:
+    for link in memory.links:
+        text = link.strip()
+        if text.startswith("[[") and text.endswith("]]"):
+            text = text[2:-2].split("|", 1)[0].split("#", 1)[0]
+        if text == target.id or stems.get(text.lower()) == target.id:
+            return True
+    return False
+
+
+def _stems(view: View) -> dict[str, str]:
+    """Link targets (file stems and titles, lowercased) to ids, as wikilinks resolve them."""
+    out: dict[str, str] = {}
+    for memory_id, memory in view.active.items():
+        path = view.paths.get(memory_id, "")
+        stem = path.rsplit("/", 1)[-1][:-3] if path.endswith(".md") else ""
+        if stem:
+            out.setdefault(stem.lower(), memory_id)
+        out.setdefault(memory.title.lower(), memory_id)
+    return out
+
+
+def _resolve(link: str, stems: dict[str, str], ids: Iterable[str]) -> str | None:
+    text = link.strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = text[2:-2].split("|", 1)[0].split("#", 1)[0]
+    if text in ids:
+        return text
+    return stems.get(text.lower())
+
+
+# ---------------------------------------------------------------- tags
+
+
+def _tag_key(tag: str) -> str:
+    key = tag.strip().lower().replace("_", "-").replace(" ", "-")
+    if len(key) > 4 and key.endswith("ies"):
+        return key[:-3] + "y"
+    if len(key) > 4 and key.endswith(("ses", "xes", "ches", "shes")):
+        return key[:-2]
+    if len(key) > 3 and key.endswith("s") and not key.endswith("ss"):
+        return key[:-1]
+    return key
+
+
+def tag_canon(tags: Iterable[str]) -> dict[str, str]:
+    """Each tag variant (case, plural, a short suffix) mapped to the one form the vault keeps.
+
+    Variants group by their lowercased singular; a key that extends another by
+    at most four letters ("deploy" / "deployment", "test" / "testing") joins
+    it when the shorter has at least four letters.  The kept form is the
+    shortest, lowercase first, then the most used.
+    """
+    counts: dict[str, int] = {}
+    for tag in tags:
+        counts[tag] = counts.get(tag, 0) + 1
+    groups: dict[str, list[str]] = {}
+    for tag in counts:
+        groups.setdefault(_tag_key(tag), []).append(tag)
+    keys = sorted(groups, key=lambda k: (len(k), k))
+    parent = {k: k for k in keys}
+    for n, short in enumerate(keys):
+        if len(short) < 4 or parent[short] != short:
+            continue
+        for long in keys[n + 1 :]:
+            if parent[long] == long and long.startswith(short) and 0 < len(long) - len(short) <= 4:
+                parent[long] = short
+    members: dict[str, list[str]] = {}
+    for key, variants in groups.items():
+        members.setdefault(parent[key], []).extend(variants)
+    out: dict[str, str] = {}
+    for variants in members.values():
+        keep = min(variants, key=lambda t: (len(t), t != t.lower(), -counts[t], t))
+        for variant in variants:
+            out[variant] = keep
+    return out
+
+
+def plan_tags(view: View) -> list[Action]:
+    """Tag variants rewritten to one form across the vault."""
+    governed = sorted(view.governed(), key=lambda m: m.id)
+    canon = tag_canon(t for m in governed for t in m.tags)
+    out = []
+    for memory in governed:
+        new = tuple(dict.fromkeys(canon.get(t, t) for t in memory.tags))
+        change = Change.of(memory, tags=new)
+        if change is not None:
+            renamed = sorted({f"{t} -> {canon[t]}" for t in memory.tags if canon.get(t, t) != t})
+            reason = "tag variants: " + ", ".join(renamed) if renamed else "repeated tag removed"
+            out.append(Action("tags", memory.id, reason, changes=(change,)))
+    return out
+
+
+# ---------------------------------------------------------------- contradictions
+
+
+def plan_supersede(view: View, similarity: Similarity) -> list[Action]:
+    """Newer memories that reverse older ones supersede them (history kept in the older file)."""
+    settings = view.config.consolidation
+    out = []
+    done: set[str] = set()
+    for pair in candidate_pairs(view, similarity, settings.conflict_similarity):
+        older, newer = pair.older, pair.newer
+        if older.id in done or newer.id in done or pair.text < settings.conflict_text_similarity:
+            continue
+        why = contradicts(older, newer)
+        if why is None or not may_supersede(older, newer):
+            continue
+        changes = [
+            Change.of(older, lifecycle="superseded", superseded_by=newer.id, tier="cold"),
+            Change.of(newer, supersedes=newer.supersedes or older.id),
+        ]
+        out.append(Action(
+            "supersede", newer.id, f"contradicts {older.id} ({why}; cosine {pair.cosine:.2f})",
+            changes=tuple(c for c in changes if c is not None), related=(older.id,),
+        ))
+        done.update((older.id, newer.id))
+    return out
+
+
+# ---------------------------------------------------------------- merges
+
+
+def _survivor(members: list[Memory]) -> Memory:
+    """An explicit memory over inferred ones, then the oldest."""
+    return min(members, key=lambda m: (m.authority != "explicit", _created(m), m.id))
+
+
+def fold(survivor: Memory, absorbed: Memory) -> dict[str, object]:
+    """The survivor's governed fields once ``absorbed`` is folded in (idempotent: folding twice adds nothing)."""
+    if any(e.get("merged") == absorbed.id for e in survivor.evidence):
+        return {}
+    evidence = list(survivor.evidence)
+    for item in absorbed.evidence:
+        if item not in evidence:
+            evidence.append(item)
+    evidence.append({"merged": absorbed.id, "source": absorbed.source})
+    applied = {k: survivor.applied.get(k, 0) + absorbed.applied.get(k, 0)
+               for k in dict.fromkeys([*survivor.applied, *absorbed.applied])}
+    links = [link for link in dict.fromkeys([*survivor.links, *absorbed.links])
+             if link not in (survivor.id, absorbed.id)]
+    lifecycle = max(survivor.lifecycle, absorbed.lifecycle, key=lambda s: LIFECYCLE_RANK.get(s, 1))
+    return {
+        "evidence": tuple(evidence),
+        "proof_count": survivor.proof_count + absorbed.proof_count,
+        "tags": tuple(dict.fromkeys([*survivor.tags, *absorbed.tags])),
+        "links": tuple(links),
+        "trust": min(survivor.trust, absorbed.trust, key=lambda t: TRUST_RANK[t]),
+        "applied": applied,
+        "importance": max(survivor.importance, absorbed.importance),
+        "tier": "hot" if "hot" in (survivor.tier, absorbed.tier) else survivor.tier,
+        "lifecycle": lifecycle,
+    }
+
+
+def plan_merges(view: View, similarity: Similarity) -> list[Action]:
+    """Near-duplicates merged into their oldest (explicit first) member, one action per absorbed memory."""
+    settings = view.config.consolidation
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    pairs = {}
+    for pair in candidate_pairs(view, similarity, settings.review_similarity):
+        if pair.combined < settings.merge_similarity or pair.text < settings.text_similarity:
+            continue
+        if contradicts(pair.older, pair.newer):
+            continue
+        parent.setdefault(pair.older.id, pair.older.id)
+        parent.setdefault(pair.newer.id, pair.newer.id)
+        a, b = find(pair.older.id), find(pair.newer.id)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+            pairs[frozenset((pair.older.id, pair.newer.id))] = pair
+    clusters: dict[str, list[Memory]] = {}
+    for memory_id in sorted(parent):
+        clusters.setdefault(find(memory_id), []).append(view.active[memory_id])
+    stems = _stems(view)
+    incoming: dict[str, list[str]] = {}  # target id -> ids of memories linking to it
+    for memory in view.governed():
+        for link in memory.links:
+            target = _resolve(link, stems, view.active)
+            if target is not None and target != memory.id:
+                incoming.setdefault(target, []).append(memory.id)
+    state: dict[str, Memory] = {}  # memories as earlier actions of this plan left them
+    out: list[Action] = []
+    for root in sorted(clusters):
+        members = clusters[root]
+        survivor = _survivor(members)
+        for absorbed in sorted((m for m in members if m.id != survivor.id), key=lambda m: (_created(m), m.id)):
+            current = state.get(survivor.id, survivor)
+            folded = fold(current, absorbed)
+            changes: list[Change | None] = [Change.of(current, **folded)]
+            state[survivor.id] = current.replace(**folded)
+            changes.append(Change.of(absorbed, merged_into=survivor.id))
+            for other_id in sorted(set(incoming.get(absorbed.id, ()))):
+                if other_id in (survivor.id, absorbed.id) or other_id not in view.active:
+                    continue
+                other = state.get(other_id, view.active[other_id])
+                relinked = tuple(dict.fromkeys(
+                    survivor.id if _resolve(link, stems, view.active) == absorbed.id else link
+                    for link in other.links
+                ))
+                changes.append(Change.of(other, links=relinked))
+                state[other_id] = other.replace(links=relinked)
+            found = pairs.get(frozenset((survivor.id, absorbed.id)))
+            detail = f"cosine {found.cosine:.2f}, words {found.text:.2f}" if found else "same cluster"
+            out.append(Action(
+                "merge", survivor.id, f"absorbs near-duplicate {absorbed.id} ({detail})",
+                changes=merge_changes(c for c in changes if c is not None), trash=(absorbed.id,),
+                related=(absorbed.id,),
+            ))
+    return out
+
+
+# ---------------------------------------------------------------- cross-links
+
+
+def plan_links(view: View, similarity: Similarity) -> list[Action]:
+    """Related memories linked both ways (each memory gains at most ``link_limit`` links per run)."""
+    settings = view.config.consolidation
+    governed = {m.id: m for m in view.governed()}
+    stems = _stems(view)
+    added: dict[str, list[str]] = {}
+    reasons: dict[tuple[str, str], float] = {}
+    for memory_id in sorted(governed):
+        memory = governed[memory_id]
+        picked = 0
+        for other_id, cosine in similarity.neighbours(memory_id):
+            if picked >= settings.link_limit or cosine < settings.crosslink_similarity:
+                break
+            other = governed.get(other_id)
+            if other is None or group_of(other) != group_of(memory):
+                continue
+            picked += 1
+            for a, b in ((memory, other), (other, memory)):
+                if not _has_link(a, b, stems) and b.id not in added.get(a.id, []):
+                    added.setdefault(a.id, []).append(b.id)
+                    reasons[(a.id, b.id)] = cosine
+    out = []
+    for memory_id in sorted(added):
+        memory = governed[memory_id]
+        change = Change.of(memory, links=(*memory.links, *added[memory_id]))
+        if change is None:
+            continue
+        shown = ", ".join(f"{b} ({reasons[(memory_id, b)]:.2f})" for b in added[memory_id])
+        out.append(Action("link", memory_id, f"related: {shown}", changes=(change,),
+                          related=tuple(added[memory_id])))
+    return out

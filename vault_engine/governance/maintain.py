@@ -1,0 +1,311 @@
+"""``maintain``: the governance pipeline, planned in full, then applied; and its undo.
+
+Order (fixed): repair interrupted moves, expire the trash, normalise tags,
+supersede contradicted memories, merge near-duplicates, cross-link related
+memories, trash decayed ones, compact old episodes, retire hot states, and
+bring the hot tier under its budget.  Each step plans on the view the
+previous steps leave, so the plan is what applying it will do, and a second
+run with no new input plans nothing.
+
+Applying an action writes new and changed files first, then moves files to
+the trash (write the trash copy, then remove the original), then purges, and
+then appends one ``govern`` journal event holding every field's before and
+after value: :func:`undo` reverses it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import fsio, store
+from ..errors import NothingToUndo, VaultError
+from ..journal import Event
+from ..memory import Memory, ParsedFile, memory_text, text_digest
+from ..store import Entry
+from .actions import TUPLE_FIELDS, Action, View, field_value, from_json, with_values
+from .compaction import plan_compaction
+from .consolidate import plan_links, plan_merges, plan_supersede, plan_tags
+from .forgetting import plan_decay, plan_expiry, plan_repair
+from .similarity import Neighbours, Similarity, gist_vectors
+from .tiers import plan_overflow, plan_retire
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+
+Planner = Callable[[View, Similarity], list[Action]]
+
+STEPS: tuple[tuple[str, Planner], ...] = (
+    ("expire", lambda view, _: plan_expiry(view)),
+    ("tags", lambda view, _: plan_tags(view)),
+    ("supersede", plan_supersede),
+    ("merge", plan_merges),
+    ("link", plan_links),
+    ("decay", lambda view, _: plan_decay(view)),
+    ("compact", lambda view, _: plan_compaction(view)),
+    ("retire", lambda view, _: plan_retire(view)),
+    ("overflow", lambda view, _: plan_overflow(view)),
+)
+
+
+@dataclass(slots=True)
+class MaintainReport:
+    actions: list[Action]
+    applied: bool
+    events: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    notice: str | None = None
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for action in self.actions:
+            out[action.kind] = out.get(action.kind, 0) + 1
+        return out
+
+
+class _NoNeighbours:
+    def neighbours(self, memory_id: str) -> list[tuple[str, float]]:
+        return []
+
+
+def load_similarity(vault: Vault, view: View) -> Similarity:
+    """Embedding neighbours of the governed memories from the vault's vector index (none when it is absent)."""
+    from ..index.vectors import VectorStore
+
+    path = vault.root / store.STATE_DIR / "vectors.sqlite"
+    if not path.exists():
+        return _NoNeighbours()
+    embedder = vault.embedder()
+    vectors = VectorStore(path, embedder.name, embedder.dim)
+    try:
+        memories = list(view.governed())
+        found = gist_vectors(vectors, (m.id for m in memories))
+    finally:
+        vectors.close()
+    return Neighbours(found, memories, k=vault.config.consolidation.neighbours)
+
+
+def vetoes(events: Iterable[Event]) -> frozenset[tuple[str, frozenset[str]]]:
+    """Keys of the governance actions a person rolled back: maintain does not plan them again."""
+    governs: dict[str, Event] = {}
+    out = set()
+    for event in events:
+        if event.kind == "govern":
+            governs[event.id] = event
+        elif event.kind == "rollback" and event.payload.get("kind") == "govern":
+            undone = governs.get(str(event.payload.get("undoes")))
+            if undone is None:
+                continue
+            p = undone.payload
+            related = [str(x) for x in p.get("related") or []]
+            kind = str(p.get("kind"))
+            ids = frozenset(related) if kind == "compact" else frozenset({undone.memory, *related})
+            out.add((kind, ids))
+    return frozenset(out)
+
+
+def plan(view: View, similarity: Similarity, steps: Iterable[str] | None = None) -> list[Action]:
+    """Every step's actions, each step planned on the view the earlier ones leave (pure)."""
+    wanted = set(steps) if steps is not None else None
+    out: list[Action] = []
+    for name, planner in STEPS:
+        if wanted is not None and name not in wanted:
+            continue
+        actions = [a for a in planner(view, similarity) if a.key() not in view.vetoes]
+        out.extend(actions)
+        view = view.after(actions)
+    return out
+
+
+# ---------------------------------------------------------------- applying
+
+
+class Executor:
+    """Applies actions to the files of one vault (the caller holds the writer lock)."""
+
+    def __init__(self, vault: Vault, scan: store.Scan, now: datetime):
+        self.vault = vault
+        self.root = vault.root
+        self.now = now
+        self.live: dict[str, tuple[str, Memory, ParsedFile | None]] = {
+            i: (e.path, e.memory, e.parsed) for i, e in scan.entries.items()
+        }
+
+    def _write(self, memory_id: str, memory: Memory) -> None:
+        path, _, original = self.live[memory_id]
+        store.write(self.root, path, memory, original)
+        self.live[memory_id] = (path, memory, original)
+
+    def apply(self, action: Action) -> Event:
+        payload: dict[str, Any] = action.to_json()
+        created_paths = {}
+        for folder, memory in action.create:
+            rel = store.choose_path(self.root, folder, memory)
+            store.write(self.root, rel, memory)
+            self.live[memory.id] = (rel, memory, None)
+            created_paths[memory.id] = rel
+        moving = set(action.trash)
+        for change in action.changes:
+            if change.id not in self.live:
+                continue
+            _, current, _ = self.live[change.id]
+            updated = with_values(current, change.after)
+            if change.id in moving:
+                self.live[change.id] = (self.live[change.id][0], updated, self.live[change.id][2])
+            else:
+                self._write(change.id, updated)
+        trashed = {}
+        for memory_id in action.trash:
+            path, memory, _ = self.live[memory_id]
+            dest = self.vault.move_to_trash(Entry(path, ParsedFile(memory, "")), self.now, action.kind)
+            trashed[memory_id] = {"from": path, "to": dest}
+            del self.live[memory_id]
+        tombstones = {}
+        for memory_id in action.purge:
+            path, memory, _ = self.live[memory_id]
+            fsio.remove(store.inside(self.root, path))
+            tombstones[memory_id] = {"path": path, "text_sha256": text_digest(memory_text(memory))}
+            del self.live[memory_id]
+        for path in action.remove:
+            fsio.remove(store.inside(self.root, path))
+        payload.update(created=created_paths, moved=trashed, tombstones=tombstones)
+        return Event("govern", action.memory, payload)
+
+
+def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None,
+             steps: Iterable[str] | None = None, similarity: Similarity | None = None) -> MaintainReport:
+    """Plan the whole pipeline; unless ``dry_run``, apply it (see the module docstring)."""
+    from ..vault import now as clock
+
+    started = time.perf_counter()
+    stamp = now or clock()
+    notice = None
+    if similarity is None and (steps is None or {"supersede", "merge", "link"} & set(steps)):
+        try:
+            vault.sync()
+        except VaultError as exc:  # the plan still runs on what is indexed
+            notice = f"notice: indexes not updated before planning ({exc}); near-duplicates may be missed"
+    with vault.lock.hold():
+        scan = vault.scan()
+        vetoed = vetoes(vault.journal.events())
+        view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
+        repairs = plan_repair(view)
+        if repairs and not dry_run:
+            executor = Executor(vault, scan, stamp)
+            vault.journal.append([executor.apply(a) for a in repairs])
+            scan = vault.scan()
+            view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
+        if similarity is None:
+            similarity = load_similarity(vault, view)
+        actions = plan(view, similarity, steps)
+        report = MaintainReport(repairs + actions, applied=not dry_run, notice=notice)
+        if not dry_run and actions:
+            executor = Executor(vault, scan, stamp)
+            for action in actions:
+                event = executor.apply(action)
+                vault.journal.append([event, *_expiry_events(action, event)])
+                report.events.append(event.id)
+        if not dry_run:
+            mark_maintained(vault.root)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _expiry_events(action: Action, event: Event) -> list[Event]:
+    """A ``trash-expire`` tombstone per purged id (what replay reads as gone for good)."""
+    tombstones = event.payload.get("tombstones", {})
+    return [Event("trash-expire", memory_id, {"permanent": False, "by": event.id, **tombstones.get(memory_id, {})})
+            for memory_id in action.purge]
+
+
+# ---------------------------------------------------------------- schedule
+
+STATE_FILE = "maintain.json"
+
+
+def last_maintained(root: Path) -> float | None:
+    """When ``maintain`` last ran on the vault (epoch seconds), from ``.memvault/maintain.json``."""
+    try:
+        data = json.loads((root / store.STATE_DIR / STATE_FILE).read_text(encoding="utf-8"))
+        return float(data["last_run"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def mark_maintained(root: Path, when: float | None = None) -> None:
+    stamp = time.time() if when is None else when
+    fsio.write_atomic(root / store.STATE_DIR / STATE_FILE, json.dumps({"last_run": stamp}) + "\n")
+
+
+# ---------------------------------------------------------------- undo
+
+
+def _revert(key: str, current: Any, before: Any, after: Any) -> tuple[Any, bool]:
+    """The value of ``key`` with one action's change undone, and whether that was clean.
+
+    A field still at its ``after`` value goes back to ``before``.  A list field
+    that changed since keeps the later edits and loses only what the action
+    added (and regains what it removed); any other field changed since is left
+    as it is and reported.
+    """
+    if current == after:
+        return before, True
+    if current == before:
+        return current, True
+    if key in TUPLE_FIELDS:
+        before_items, after_items = list(before or ()), list(after or ())
+        added = [x for x in after_items if x not in before_items]
+        removed = [x for x in before_items if x not in after_items]
+        kept = [x for x in current if x not in added]
+        return tuple(kept + [x for x in removed if x not in kept]), True
+    return current, False
+
+
+def undo(vault: Vault, event: Event, now: datetime) -> tuple[list[str], list[str]]:
+    """Reverse one applied ``govern`` event; returns (ids restored or changed, conflicts kept as they are).
+
+    Raises:
+        NothingToUndo: the action purged memories or removed leftover copies (not reversible).
+    """
+    payload = event.payload
+    kind = payload.get("kind")
+    if payload.get("purge"):
+        raise NothingToUndo(f"{event.id} ({kind}) purged expired trash for good; it cannot be rolled back")
+    if payload.get("remove"):
+        raise NothingToUndo(f"{event.id} ({kind}) removed a leftover copy of an interrupted move; nothing to undo")
+    scan = vault.scan()
+    touched: list[str] = []
+    conflicts: list[str] = []
+    changes: dict[str, Any] = payload.get("changes", {})
+    moved: dict[str, Any] = payload.get("moved", {})
+    for memory_id in sorted(set(changes) | set(moved)):
+        entry = scan.entries.get(memory_id)
+        if entry is None:
+            conflicts.append(f"{memory_id} no longer exists")
+            continue
+        memory = entry.memory
+        values: dict[str, Any] = {}
+        for key, after in changes.get(memory_id, {}).get("after", {}).items():
+            before = changes[memory_id]["before"].get(key)
+            current = field_value(memory, key)
+            value, clean = _revert(key, current, from_json(key, before), from_json(key, after))
+            if not clean:
+                conflicts.append(f"{memory_id}.{key} changed since; kept {current!r}")
+            values[key] = value
+        reverted = with_values(memory, values) if values else memory
+        if memory_id in moved and entry.in_trash:
+            vault.move_out_of_trash(Entry(entry.path, ParsedFile(reverted, "")), now, moved[memory_id].get("from"))
+        elif reverted != memory:
+            store.write(vault.root, entry.path, reverted, entry.parsed)
+        touched.append(memory_id)
+    for memory_id in payload.get("create", []):
+        entry = scan.entries.get(memory_id)
+        if entry is not None and not entry.in_trash:
+            vault.move_to_trash(entry, now, "rollback")
+            touched.append(memory_id)
+    return touched, conflicts

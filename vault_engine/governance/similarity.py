@@ -1,0 +1,103 @@
+"""How alike two memories are: embedding neighbours and word overlap.
+
+:class:`Neighbours` answers "which memories are closest to this one" from
+one vector per memory (its body's first chunk, else its summary: what the
+memory states).  Neighbours are searched only within a memory's own scope
+and project, since memories of different projects never merge or link.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from ..memory import Memory, normalize_text
+
+_WORD = re.compile(r"\w+")
+_BLOCK = 1024
+
+
+class Similarity(Protocol):
+    """What the consolidation planners need to know about closeness."""
+
+    def neighbours(self, memory_id: str) -> list[tuple[str, float]]:
+        """The closest memories of the same scope and project, best first, with their cosine."""
+        ...
+
+
+def words(text: str) -> Counter[str]:
+    return Counter(_WORD.findall(normalize_text(text)))
+
+
+@lru_cache(maxsize=65536)
+def _words_of(text: str) -> Counter[str]:
+    return words(text)
+
+
+def stated(memory: Memory) -> str:
+    """The text compared for near-duplicates: title, summary and body."""
+    return f"{memory.title}\n{memory.summary}\n{memory.body.strip()}"
+
+
+def text_similarity(a: Memory, b: Memory) -> float:
+    """Dice overlap of the words of two memories, in [0, 1] (word order ignored)."""
+    wa, wb = _words_of(stated(a)), _words_of(stated(b))
+    total = sum(wa.values()) + sum(wb.values())
+    if not total:
+        return 0.0
+    return 2 * sum((wa & wb).values()) / total
+
+
+def group_of(memory: Memory) -> tuple[str, str]:
+    return (memory.scope, memory.project or "") if memory.scope == "project" else ("global", "")
+
+
+class Neighbours:
+    """Exact top-k cosine neighbours within each (scope, project) group."""
+
+    def __init__(self, vectors: Mapping[str, npt.NDArray[np.float32]], memories: Iterable[Memory], k: int = 10):
+        self._found: dict[str, list[tuple[str, float]]] = {}
+        groups: dict[tuple[str, str], list[str]] = {}
+        for memory in sorted(memories, key=lambda m: m.id):
+            if memory.id in vectors:
+                groups.setdefault(group_of(memory), []).append(memory.id)
+        for ids in groups.values():
+            if len(ids) < 2:
+                continue
+            matrix = np.stack([np.asarray(vectors[i], dtype=np.float32) for i in ids])
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            matrix = (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+            take = min(k, len(ids) - 1)
+            for start in range(0, len(ids), _BLOCK):
+                scores = matrix[start : start + _BLOCK] @ matrix.T
+                rows = np.arange(scores.shape[0])
+                scores[rows, rows + start] = -np.inf
+                best = np.argpartition(-scores, take - 1, axis=1)[:, :take]
+                for row, picks in enumerate(best):
+                    values = scores[row, picks]
+                    order = np.lexsort((picks, -values))
+                    self._found[ids[start + row]] = [(ids[int(picks[o])], float(values[o])) for o in order]
+
+    def neighbours(self, memory_id: str) -> list[tuple[str, float]]:
+        return self._found.get(memory_id, [])
+
+
+def gist_vectors(store: object, ids: Iterable[str]) -> dict[str, npt.NDArray[np.float32]]:
+    """Each memory's vector from a :class:`~vault_engine.index.vectors.VectorStore`: first body chunk, else summary."""
+    from ..index.vectors import VectorStore
+
+    assert isinstance(store, VectorStore)
+    out = {}
+    for memory_id in ids:
+        vector = store.vector(memory_id, "body")
+        if vector is None:
+            vector = store.vector(memory_id, "summary")
+        if vector is not None:
+            out[memory_id] = vector
+    return out

@@ -1,0 +1,121 @@
+"""The hot tier under its character budget: retiring states, overflow, admitting new hot memories.
+
+Hot memories are resident: they go into every context.  Their total size is
+budgeted (``tiers.hot_budget_chars``).  Overflow moves the least valuable
+hot memories to the cold tier, in this order: duplicates of another hot
+memory, state memories past their retirement age, then the lowest
+:func:`~.classify.value`.  Protected memories (explicit core profile,
+importance >= ``tiers.protect_importance``) never move.
+
+- usage >= soft (60%): one pass, down below the soft level;
+- usage >= hard (80%): passes until usage <= target (40%) or it stops falling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..memory import Memory, normalize_text
+from .actions import Action, Change, View
+from .classify import age_days, is_protected, nature, resident_chars, value
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    chars: int
+    budget: int
+
+    @property
+    def ratio(self) -> float:
+        return self.chars / self.budget if self.budget > 0 else (1.0 if self.chars else 0.0)
+
+
+def hot_memories(view: View) -> list[Memory]:
+    return [m for m in view.governed() if m.tier == "hot"]
+
+
+def usage(view: View) -> Usage:
+    return Usage(sum(resident_chars(m) for m in hot_memories(view)), view.config.tiers.hot_budget_chars)
+
+
+def _cold(memory: Memory, reason: str, kind: str = "overflow") -> Action:
+    change = Change.of(memory, tier="cold")
+    assert change is not None
+    return Action(kind, memory.id, reason, changes=(change,))
+
+
+def plan_retire(view: View) -> list[Action]:
+    """Hot state memories older than the retirement age go cold (rules never retire by age)."""
+    days = view.config.tiers.state_retire_days
+    out = []
+    for memory in sorted(hot_memories(view), key=lambda m: m.id):
+        if is_protected(memory, view.config) or nature(memory) != "state":
+            continue
+        age = age_days(memory, view.now)
+        if age >= days:
+            out.append(_cold(memory, f"state memory {age:.0f} days old (states retire after {days} days)", "retire"))
+    return out
+
+
+def overflow_order(view: View) -> list[tuple[Memory, str]]:
+    """Movable hot memories, first to go first, each with the reason it goes."""
+    hot = sorted(hot_memories(view), key=lambda m: (m.created.isoformat() if m.created else "", m.id))
+    movable = [m for m in hot if not is_protected(m, view.config)]
+    seen: dict[str, str] = {}
+    dups: list[tuple[Memory, str]] = []
+    for memory in hot:  # oldest first: a later copy of the same text is the duplicate
+        key = normalize_text(memory.body.strip() or memory.summary or memory.title)
+        if key in seen and not is_protected(memory, view.config):
+            dups.append((memory, f"duplicate of hot memory {seen[key]}"))
+        else:
+            seen.setdefault(key, memory.id)
+    dup_ids = {m.id for m, _ in dups}
+    days = view.config.tiers.state_retire_days
+    states = [
+        (m, f"state memory {age_days(m, view.now):.0f} days old")
+        for m in movable
+        if m.id not in dup_ids and nature(m) == "state" and age_days(m, view.now) >= days
+    ]
+    state_ids = {m.id for m, _ in states}
+    rest = [m for m in movable if m.id not in dup_ids and m.id not in state_ids]
+    rest.sort(key=lambda m: (value(m, view.now, view.config), m.id))
+    ranked = [(m, f"lowest value {value(m, view.now, view.config):.2f}") for m in rest]
+    return dups + states + ranked
+
+
+def plan_overflow(view: View, incoming: int = 0) -> list[Action]:
+    """Moves that bring hot-tier usage (plus ``incoming`` characters about to be written) under its limits."""
+    settings = view.config.tiers
+    current = usage(view)
+    chars = current.chars + incoming
+    budget = current.budget
+    ratio = chars / budget if budget > 0 else 1.0
+    if ratio < settings.soft_ratio:
+        return []
+    goal = settings.target_ratio if ratio >= settings.hard_ratio else settings.soft_ratio
+    level = "hard" if ratio >= settings.hard_ratio else "soft"
+    out = []
+    for memory, why in overflow_order(view):
+        if chars / budget <= goal if level == "hard" else chars / budget < goal:
+            break
+        size = resident_chars(memory)
+        chars -= size
+        out.append(_cold(memory, f"hot tier at {ratio:.0%} (over the {level} limit): {why}, {size} chars"))
+    return out
+
+
+def admit(view: View, memory: Memory) -> tuple[list[Action], Memory, str | None]:
+    """Make room for a new hot ``memory``: overflow first, then cold with a notice if it still does not fit.
+
+    Returns the overflow actions, the memory as it should be written and the notice.
+    """
+    if memory.tier != "hot":
+        return [], memory, None
+    size = resident_chars(memory)
+    actions = plan_overflow(view, incoming=size)
+    after = usage(view.after(actions))
+    if after.chars + size > after.budget and not is_protected(memory, view.config):
+        notice = (f"the hot tier has no room for {size} more characters "
+                  f"({after.chars} of {after.budget} in use); stored in the cold tier instead")
+        return actions, memory.replace(tier="cold"), notice
+    return actions, memory, None
