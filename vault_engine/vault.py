@@ -918,11 +918,12 @@ class Vault:
     # ------------------------------------------------------------ governance
 
     @indexed
-    def maintain(self, *, dry_run: bool = False, now: datetime | None = None) -> MaintainReport:
+    def maintain(self, *, dry_run: bool = False, now: datetime | None = None,
+                 embedder: Embedder | None = None) -> MaintainReport:
         """Run the governance pipeline (see :mod:`vault_engine.governance.maintain`)."""
         from .governance.maintain import maintain
 
-        return maintain(self, dry_run=dry_run, now=now)
+        return maintain(self, dry_run=dry_run, now=now, embedder=embedder)
 
     def audit(self, *, now: datetime | None = None) -> Audit:
         """A read-only health report (see :mod:`vault_engine.governance.audit`)."""

@@ -100,6 +100,7 @@ class WatchUpdate:
     new_problems: tuple[VaultError, ...] = ()  # problems the previous sync did not report
     retry_in: float | None = None  # seconds until the next attempt when the sync failed
     maintenance: MaintainReport | None = None  # set when the update is a scheduled `maintain`
+    reason: str | None = None  # why `maintain` ran: "schedule" or "changes"
 
     @property
     def changed(self) -> bool:
@@ -197,7 +198,7 @@ def watch(
             reason = maintenance_due(vault, changed_since_maintain)
             if reason is not None and not stop.is_set():
                 changed_since_maintain = 0
-                on_report(_maintain(vault, reason))
+                on_report(_maintain(vault, model, reason))
     finally:
         batches.close()  # releases the OS watches now, not whenever the generator is collected
 
@@ -218,16 +219,16 @@ def maintenance_due(vault: Vault, changed: int, now: float | None = None) -> str
     return None
 
 
-def _maintain(vault: Vault, reason: str) -> WatchUpdate:
+def _maintain(vault: Vault, model: Embedder, reason: str) -> WatchUpdate:
     from .governance.maintain import mark_maintained
 
     begin = time.perf_counter()
     try:
-        report = vault.maintain()
+        report = vault.maintain(embedder=model)
     except VaultError as exc:
         mark_maintained(vault.root)  # a failing run waits for the next period, not the next tick
-        return WatchUpdate("maintain", 0, time.perf_counter() - begin, error=exc)
-    return WatchUpdate("maintain", 0, time.perf_counter() - begin, maintenance=report)
+        return WatchUpdate("maintain", 0, time.perf_counter() - begin, error=exc, reason=reason)
+    return WatchUpdate("maintain", 0, time.perf_counter() - begin, maintenance=report, reason=reason)
 
 
 def _changed_files(root: str, batch: set[tuple[Change, str]]) -> list[str] | None:

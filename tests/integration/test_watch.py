@@ -312,3 +312,62 @@ def test_state_files_written_by_sync_do_not_wake_the_watcher(vault: Vault, runni
     time.sleep(1.0)
     assert len(running.updates) == settled
     assert os.listdir(vault.root / STATE_DIR)
+
+
+# ---------------------------------------------------------------- scheduled maintenance
+
+
+def maintain_updates(watcher: WatcherThread) -> list[WatchUpdate]:
+    return [u for u in list(watcher.updates) if u.trigger == "maintain"]
+
+
+def test_maintain_runs_on_schedule_once_per_period(make_vault: Callable[..., Vault],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "24")
+    vault = make_vault({"memories/a.md": memory_text("m-a", "Tabs over spaces.")})
+    (vault.root / "memories/b.md").write_text(
+        "---\nid: m-b\ntitle: b\ntype: fact\ntags: [Deploys, deploy]\n---\nDeploy on Mondays.\n", encoding="utf-8")
+    from vault_engine.governance.maintain import last_maintained
+
+    assert last_maintained(vault.root) is None
+    with WatcherThread(vault, HashEmbedder(), debounce_ms=50) as watcher:
+        wait_for(lambda: len(maintain_updates(watcher)) == 1, what="the scheduled maintain")
+        [run] = maintain_updates(watcher)
+        assert run.reason == "schedule" and run.error is None and run.maintenance is not None
+        assert run.maintenance.counts() == {"tags": 1}
+        settle(watcher)
+        assert len(maintain_updates(watcher)) == 1  # not again within the period
+    assert last_maintained(vault.root) is not None
+    assert "tags: [deploy]\n" in (vault.root / "memories/b.md").read_text(encoding="utf-8")
+
+
+def test_maintain_runs_after_a_large_batch_of_changes(make_vault: Callable[..., Vault],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_AFTER_CHANGES", "5")
+    vault = make_vault()
+    with WatcherThread(vault, HashEmbedder(), debounce_ms=50) as watcher:
+        for n in range(4):
+            write_memory(vault.root, f"memories/m{n}.md", f"m-n{n}", f"Fact number {n} about otters.")
+        settle(watcher)
+        assert maintain_updates(watcher) == []
+        for n in range(4, 8):
+            write_memory(vault.root, f"memories/m{n}.md", f"m-n{n}", f"Fact number {n} about otters.")
+        wait_for(lambda: len(maintain_updates(watcher)) == 1, what="maintain after the import")
+        assert maintain_updates(watcher)[0].reason == "changes"
+
+
+def test_maintenance_due_follows_the_settings(make_vault: Callable[..., Vault],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_engine.governance.maintain import mark_maintained
+    from vault_engine.watch import maintenance_due
+
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "24")
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_AFTER_CHANGES", "100")
+    vault = make_vault()
+    assert maintenance_due(vault, 0) == "schedule"  # never maintained
+    mark_maintained(vault.root, when=1_000_000.0)
+    assert maintenance_due(vault, 0, now=1_000_000.0 + 23 * 3600) is None
+    assert maintenance_due(vault, 0, now=1_000_000.0 + 24 * 3600) == "schedule"
+    assert maintenance_due(vault, 100, now=1_000_000.0) == "changes"
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "0")
+    assert maintenance_due(Vault(vault.root), 99, now=9e9) is None

@@ -52,7 +52,7 @@ def update_json(update: WatchUpdate) -> dict[str, Any]:
     if update.error is not None:
         return {**data, "error": update.error.one_line(), "retry_in": update.retry_in}
     if update.maintenance is not None:
-        return {**data, "event": "maintain", "counts": update.maintenance.counts(),
+        return {**data, "event": "maintain", "reason": update.reason, "counts": update.maintenance.counts(),
                 "events": update.maintenance.events}
     report = update.report
     assert report is not None
@@ -81,7 +81,7 @@ def _print(settings: Settings, update: WatchUpdate) -> None:
         click.echo(f"warning: {problem.one_line()}", err=True)
     if update.maintenance is not None and not settings.as_json:
         counts = ", ".join(f"{k} {v}" for k, v in update.maintenance.counts().items()) or "nothing to do"
-        click.echo(f"maintained: {counts} ({update.seconds:.2f}s)")
+        click.echo(f"maintained ({update.reason}): {counts} ({update.seconds:.2f}s)")
     if update.trigger == "start":
         click.echo("watching for changes; press Ctrl-C to stop", err=True)
 

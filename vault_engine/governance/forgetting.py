@@ -28,6 +28,8 @@ def decays(memory: Memory) -> bool:
         and memory.tier == "cold"
         and memory.type not in NEVER_DECAY_TYPES
         and memory.trust != "system"
+        # Undated memories (written by hand without created/updated) have no age to decay by.
+        and (memory.last_applied or memory.created or memory.updated) is not None
     )
 
 

@@ -36,6 +36,7 @@ from .similarity import Neighbours, Similarity, gist_vectors
 from .tiers import plan_overflow, plan_retire
 
 if TYPE_CHECKING:
+    from ..index.embedder import Embedder
     from ..vault import Vault
 
 Planner = Callable[[View, Similarity], list[Action]]
@@ -73,21 +74,23 @@ class _NoNeighbours:
         return []
 
 
-def load_similarity(vault: Vault, view: View) -> Similarity:
+def load_similarity(vault: Vault, view: View, embedder: Embedder | None = None) -> Similarity:
     """Embedding neighbours of the governed memories from the vault's vector index (none when it is absent)."""
     from ..index.vectors import VectorStore
 
     path = vault.root / store.STATE_DIR / "vectors.sqlite"
     if not path.exists():
         return _NoNeighbours()
-    embedder = vault.embedder()
-    vectors = VectorStore(path, embedder.name, embedder.dim)
+    model = embedder if embedder is not None else vault.embedder()
+    vectors = VectorStore(path, model.name, model.dim)
     try:
         memories = list(view.governed())
         found = gist_vectors(vectors, (m.id for m in memories))
     finally:
         vectors.close()
-    return Neighbours(found, memories, k=vault.config.consolidation.neighbours)
+    settings = vault.config.consolidation
+    floor = min(settings.review_similarity, settings.conflict_similarity, settings.crosslink_similarity)
+    return Neighbours(found, memories, k=settings.neighbours, floor=floor)
 
 
 def vetoes(events: Iterable[Event]) -> frozenset[tuple[str, frozenset[str]]]:
@@ -178,7 +181,8 @@ class Executor:
 
 
 def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None,
-             steps: Iterable[str] | None = None, similarity: Similarity | None = None) -> MaintainReport:
+             steps: Iterable[str] | None = None, similarity: Similarity | None = None,
+             embedder: Embedder | None = None) -> MaintainReport:
     """Plan the whole pipeline; unless ``dry_run``, apply it (see the module docstring)."""
     from ..vault import now as clock
 
@@ -187,7 +191,7 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
     notice = None
     if similarity is None and (steps is None or {"supersede", "merge", "link"} & set(steps)):
         try:
-            vault.sync()
+            vault.sync(embedder=embedder)
         except VaultError as exc:  # the plan still runs on what is indexed
             notice = f"notice: indexes not updated before planning ({exc}); near-duplicates may be missed"
     with vault.lock.hold():
@@ -201,7 +205,7 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
             scan = vault.scan()
             view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
         if similarity is None:
-            similarity = load_similarity(vault, view)
+            similarity = load_similarity(vault, view, embedder)
         actions = plan(view, similarity, steps)
         report = MaintainReport(repairs + actions, applied=not dry_run, notice=notice)
         if not dry_run and actions:

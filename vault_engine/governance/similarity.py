@@ -59,9 +59,10 @@ def group_of(memory: Memory) -> tuple[str, str]:
 
 
 class Neighbours:
-    """Exact top-k cosine neighbours within each (scope, project) group."""
+    """Exact top-k cosine neighbours within each (scope, project) group, down to a cosine ``floor``."""
 
-    def __init__(self, vectors: Mapping[str, npt.NDArray[np.float32]], memories: Iterable[Memory], k: int = 10):
+    def __init__(self, vectors: Mapping[str, npt.NDArray[np.float32]], memories: Iterable[Memory], k: int = 10,
+                 floor: float = 0.0):
         self._found: dict[str, list[tuple[str, float]]] = {}
         groups: dict[tuple[str, str], list[str]] = {}
         for memory in sorted(memories, key=lambda m: m.id):
@@ -73,16 +74,21 @@ class Neighbours:
             matrix = np.stack([np.asarray(vectors[i], dtype=np.float32) for i in ids])
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             matrix = (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
-            take = min(k, len(ids) - 1)
             for start in range(0, len(ids), _BLOCK):
                 scores = matrix[start : start + _BLOCK] @ matrix.T
                 rows = np.arange(scores.shape[0])
                 scores[rows, rows + start] = -np.inf
-                best = np.argpartition(-scores, take - 1, axis=1)[:, :take]
-                for row, picks in enumerate(best):
-                    values = scores[row, picks]
-                    order = np.lexsort((picks, -values))
-                    self._found[ids[start + row]] = [(ids[int(picks[o])], float(values[o])) for o in order]
+                hit_rows, hit_cols = np.nonzero(scores >= floor)
+                hit_scores = scores[hit_rows, hit_cols]
+                # By row, best first; ties: the earlier id first.
+                order = np.lexsort((hit_cols, -hit_scores, hit_rows))
+                hit_rows, hit_cols, hit_scores = hit_rows[order], hit_cols[order], hit_scores[order]
+                bounds = np.searchsorted(hit_rows, np.arange(scores.shape[0] + 1))
+                cols, values = hit_cols.tolist(), hit_scores.tolist()
+                for row in range(scores.shape[0]):
+                    lo, hi = int(bounds[row]), min(int(bounds[row + 1]), int(bounds[row]) + k)
+                    if hi > lo:
+                        self._found[ids[start + row]] = [(ids[cols[n]], values[n]) for n in range(lo, hi)]
 
     def neighbours(self, memory_id: str) -> list[tuple[str, float]]:
         return self._found.get(memory_id, [])
