@@ -26,3 +26,9 @@ echo
 echo '$ memvault context --task "add a test for the signup confirmation email" --project github.com/example/webapp --path tests/signup/test_email.py --no-record'
 "${MV[@]}" context --task "add a test for the signup confirmation email" \
   --project github.com/example/webapp --path tests/signup/test_email.py --no-record
+echo
+echo '$ memvault audit'
+"${MV[@]}" audit
+echo
+echo '$ memvault maintain --dry-run'
+"${MV[@]}" maintain --dry-run

@@ -339,3 +339,15 @@ def test_text_from_stdin(run_cli: Callable[..., Result]) -> None:
     corrected = as_json(run_cli("correct", memory_id, "-", "--json", input="Piped correction\n"))
     body = as_json(run_cli("show", corrected["id"], "--depth", "2", "--json"))["body"]
     assert body == "Piped correction\n"
+
+
+def test_search_offers_a_strongly_matching_trashed_memory_for_revival(run_cli: Callable[..., Result]) -> None:
+    memory_id = add_id(run_cli, "The staging database is reset every Sunday night at 02:00 UTC.")
+    add_id(run_cli, "Code review needs two approvals before merging.")
+    assert run_cli("forget", memory_id).exit_code == 0
+    result = run_cli("search", "when is the staging database reset", "--explain")
+    assert result.exit_code == 0
+    assert memory_id not in result.stdout
+    assert f"in the trash, matches strongly: {memory_id}" in result.stderr
+    assert f"memvault trash restore {memory_id}" in result.stderr
+    assert ">= retrieval.revive_score" in result.stderr

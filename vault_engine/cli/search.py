@@ -55,5 +55,8 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
         for hit in result.revivable:
             click.echo(f"in the trash, matches strongly: {hit.id}  {hit.title}  "
                        f"(memvault trash restore {hit.id})", err=True)
+            if explain:
+                click.echo(f"       score {hit.score:.2f} >= retrieval.revive_score: trashed memories are never "
+                           f"hits, a strong match is offered for revival; path: {hit.path}", err=True)
 
     emit(settings, result.to_json(), human)

@@ -12,6 +12,7 @@ searchable and readable in full.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from datetime import date, datetime
 
 from ..ids import new_memory_id
@@ -40,8 +41,11 @@ def uncompacted(view: View) -> list[Memory]:
     ]
 
 
-def digest_of(members: list[Memory], now: datetime) -> Memory:
-    """A digest memory over ``members`` (oldest first), deterministic but for its id and stamps."""
+def digest_of(members: list[Memory], now: datetime, paths: Mapping[str, str] | None = None) -> Memory:
+    """A digest memory over ``members`` (oldest first), deterministic but for its id and stamps.
+
+    Each line links the episode's file (``[[path|title]]``, as Obsidian resolves links) and names its id.
+    """
     first, last = _when(members[0]), _when(members[-1])
     sample = members[0]
     span = first if first == last else f"{first} to {last}"
@@ -50,8 +54,10 @@ def digest_of(members: list[Memory], now: datetime) -> Memory:
         "learned" if any(m.trust == "learned" for m in members) else "system")
     lines = [f"Digest of {len(members)} episodes ({span}). Each keeps its full content; follow the links.", ""]
     for member in members:
-        lines.append(f"- {_when(member)} [[{member.id}]] {clip(member.title, 100)}: "
-                     f"{clip(member.summary or member.title, 200)}")
+        path = (paths or {}).get(member.id, "")
+        title = clip(member.title, 100).replace("|", "/").replace("]", ")")
+        link = f"[[{path[:-3]}|{title}]]" if path.endswith(".md") else title
+        lines.append(f"- {_when(member)} {link} `{member.id}`: {clip(member.summary or member.title, 200)}")
     titles = "; ".join(clip(m.title, 60) for m in members[:3])
     return Memory(
         id=new_memory_id(),
@@ -93,7 +99,7 @@ def plan_compaction(view: View) -> list[Action]:
         members = groups[group]
         for start in range(0, len(members), settings.digest_size):
             part = members[start : start + settings.digest_size]
-            digest = digest_of(part, view.now)
+            digest = digest_of(part, view.now, view.paths)
             changes = tuple(c for c in (Change.of(m, compacted_into=digest.id) for m in part) if c is not None)
             where = f"project {group[1]}" if group[1] else "global"
             out.append(Action(
