@@ -285,9 +285,9 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
             elif feedback_superseded(undone):
                 state(undone.memory).lifecycle = str(undone.payload["old_lifecycle"])
             elif undone.kind == "govern":
-                _replay_govern(undone.payload, state, set_status, undo=True)
+                _replay_govern(undone.payload, states, set_status, undo=True)
         elif event.kind == "govern":
-            _replay_govern(p, state, set_status, undo=False)
+            _replay_govern(p, states, set_status, undo=False)
         elif event.kind == "feedback":
             s = state(event.memory)
             # The engine decided from the file's authority and lifecycle, which it
@@ -307,8 +307,39 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
     return states
 
 
-def _replay_govern(payload: dict[str, Any], state: Any, set_status: Any, *, undo: bool) -> None:
-    """A governance action (or its undo): lifecycle, supersession and proof changes, trash moves, digests."""
+def _seed(s: MemoryState, values: dict[str, Any]) -> None:
+    """A state from a ``govern`` event's baseline: what a memory the journal never saw held."""
+    if isinstance(values.get("lifecycle"), str):
+        s.lifecycle = values["lifecycle"]
+    if values.get("authority") in ("explicit", "inferred"):
+        s.authority = str(values["authority"])
+    if isinstance(values.get("superseded_by"), str):
+        s.superseded_by = values["superseded_by"]
+    proof = values.get("proof_count")
+    if isinstance(proof, int) and not isinstance(proof, bool) and proof >= 0:
+        s.proof_count = proof
+    counts = values.get("applied")
+    if isinstance(counts, dict):
+        for outcome, number in counts.items():
+            if outcome in s.applied and isinstance(number, int) and not isinstance(number, bool):
+                s.applied[outcome] = number
+
+
+def _replay_govern(payload: dict[str, Any], states: dict[str, MemoryState], set_status: Any, *, undo: bool) -> None:
+    """A governance action (or its undo): lifecycle, supersession and proof changes, trash moves, digests.
+
+    A memory the journal has not seen before (written by hand, or created by
+    the action) starts from the event's ``baseline``, not from the defaults.
+    """
+
+    def state(memory_id: str) -> MemoryState:
+        return states.setdefault(memory_id, MemoryState())
+
+    baseline = payload.get("baseline")
+    if not undo and isinstance(baseline, dict):
+        for memory_id, values in baseline.items():
+            if isinstance(values, dict) and memory_id not in states:
+                _seed(state(memory_id), values)
     changes = payload.get("changes")
     if isinstance(changes, dict):
         for memory_id, change in changes.items():

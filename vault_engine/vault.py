@@ -427,10 +427,11 @@ class Vault:
     def _admit_hot(self, memory: Memory, scan: Scan, stamp: datetime) -> tuple[Memory, str | None]:
         """Run the hot tier's overflow before a hot write; a memory that still does not fit goes cold."""
         from .governance.actions import View
-        from .governance.maintain import Executor
+        from .governance.maintain import Executor, vetoes
         from .governance.tiers import admit
 
-        actions, memory, notice = admit(View.from_scan(scan, stamp, self.config, self.root), memory)
+        view = View.from_scan(scan, stamp, self.config, self.root, vetoes(self.journal.events()))
+        actions, memory, notice = admit(view, memory)
         if actions:
             executor = Executor(self, scan, stamp)
             self.journal.append([executor.apply(action) for action in actions])

@@ -221,7 +221,7 @@ def test_one_off_and_forgotten_are_one_error_line(run_cli: Callable[..., Result]
 
 def test_nothing_to_undo(run_cli: Callable[..., Result]) -> None:
     memory_id = add_id(run_cli, "Untouched")
-    assert_one_error(run_cli("rollback", memory_id), "no correction or forget")
+    assert_one_error(run_cli("rollback", memory_id), "no correction, forget, superseding feedback or governance action")
 
 
 def test_vault_that_is_not_a_vault(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ GOVERNED = frozenset({
 # Keys kept among a memory's extra (unknown) frontmatter keys; None removes the key.
 EXTRA_KEYS = frozenset({"merged_into", "compacted_into", "digest"})
 
-KINDS = ("repair", "expire", "tags", "supersede", "merge", "link", "decay", "compact", "retire", "overflow")
+KINDS = ("repair", "expire", "tags", "supersede", "merge", "link", "compact", "retire", "overflow", "decay")
 
 
 def to_json(key: str, value: Any) -> Any:

@@ -19,6 +19,7 @@ from .. import store
 from .actions import Action, View
 from .classify import age_days, ceil_days, is_protected, nature, resident_chars, retire_in_days, value
 from .compaction import uncompacted
+from .forgetting import after_repairs, plan_repair
 from .maintain import load_similarity, plan, vetoes
 from .tiers import hot_memories
 
@@ -57,7 +58,8 @@ class Audit:
     counts_ok: bool = True
 
 
-def _plan_for(memory_id: str, actions: list[Action], memory_nature: str, retire_days: float | None) -> str:
+def _plan_for(memory_id: str, actions: list[Action], memory_nature: str, retire_days: float | None,
+              protected: bool) -> str:
     for action in actions:
         if action.kind == "merge" and memory_id in action.trash:
             return f"merge into {action.memory}"
@@ -65,7 +67,8 @@ def _plan_for(memory_id: str, actions: list[Action], memory_nature: str, retire_
             return f"move now ({action.reason})"
         if action.kind == "supersede" and memory_id in action.related:
             return f"superseded by {action.memory}"
-    if memory_nature == "state" and retire_days is not None:
+    # A protected state never retires; one past its age that is not planned was moved back by a person.
+    if memory_nature == "state" and retire_days is not None and retire_days > 0 and not protected:
         return f"move in {ceil_days(retire_days)} days"
     return "keep"
 
@@ -80,7 +83,8 @@ def _index_counts(vault: Vault) -> dict[str, int | None]:
             out[name] = None
             continue
         try:
-            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            # Not mode=ro: a read-only connection to a WAL database leaves its -wal and -shm files behind.
+            db = sqlite3.connect(path)
             try:
                 out[name] = int(db.execute(query).fetchone()[0])
             finally:
@@ -97,10 +101,13 @@ def audit(vault: Vault, *, now: datetime | None = None) -> Audit:
     stamp = now or clock()
     scan = vault.scan()
     view = View.from_scan(scan, stamp, vault.config, vault.root, vetoes(vault.journal.events()))
-    actions = plan(view, load_similarity(vault, view))
+    repairs = plan_repair(view)  # as maintain: interrupted moves are finished before the plan
+    view = after_repairs(view, repairs)
+    actions = repairs + plan(view, load_similarity(vault, view))
     rows = []
     for memory in sorted(hot_memories(view), key=lambda m: (value(m, stamp, vault.config), m.id)):
         kind = nature(memory)
+        protected = is_protected(memory, vault.config)
         rows.append(HotRow(
             id=memory.id,
             title=memory.title,
@@ -109,8 +116,8 @@ def audit(vault: Vault, *, now: datetime | None = None) -> Audit:
             age_days=int(age_days(memory, stamp)),
             value=round(value(memory, stamp, vault.config), 3),
             chars=resident_chars(memory),
-            protected=is_protected(memory, vault.config),
-            plan=_plan_for(memory.id, actions, kind, retire_in_days(memory, stamp, vault.config)),
+            protected=protected,
+            plan=_plan_for(memory.id, actions, kind, retire_in_days(memory, stamp, vault.config), protected),
         ))
     active = list(view.governed())
     expiries = sorted(m.expires_at.isoformat() for m in view.trashed.values() if m.expires_at is not None)

@@ -79,6 +79,12 @@ def _aware(moment: date | datetime | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def moment_key(moment: date | datetime | None) -> str:
+    """A moment as sortable text: UTC ISO, so "+02:00" and "Z" times order by the instant ("" when None)."""
+    aware = _aware(moment)
+    return aware.astimezone(UTC).isoformat() if aware is not None else ""
+
+
 def written_at(memory: Memory) -> datetime | None:
     """When the memory was last written (``updated``, else ``created``)."""
     return _aware(memory.updated) or _aware(memory.created)

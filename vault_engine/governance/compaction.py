@@ -20,6 +20,7 @@ from ..memory import Memory
 from ..store import folder_for
 from ..text import clip
 from .actions import Action, Change, View
+from .classify import moment_key
 from .similarity import group_of
 
 
@@ -29,8 +30,7 @@ def _when(memory: Memory) -> str:
 
 
 def _sort_key(memory: Memory) -> tuple[str, str]:
-    moment = memory.occurred_at or memory.created
-    return (moment.isoformat() if moment is not None else "", memory.id)
+    return (moment_key(memory.occurred_at or memory.created), memory.id)
 
 
 def uncompacted(view: View) -> list[Memory]:

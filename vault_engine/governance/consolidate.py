@@ -14,8 +14,11 @@ judged with word overlap too (``consolidation.*`` in ``memvault.toml``):
   ``proof_count`` are folded in, links elsewhere re-pointed, trust becomes
   the lowest of the two, and the newer file goes to the trash pointing at
   the survivor;
-- **related** memories (cosine >= ``crosslink_similarity``) link both ways,
-  at most ``link_limit`` new links per memory.
+- **related** memories (cosine >= ``crosslink_similarity``, each among the
+  other's ``link_limit`` closest) link both ways, so a memory gains at most
+  ``link_limit`` links per run.
+
+Episodes and documents (raw records, digests included) never merge or supersede.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
 from ..memory import TRUSTS, Memory
 from .actions import Action, Change, View, merge_changes
+from .classify import moment_key
 from .similarity import Similarity, group_of, text_similarity, words
 
 TRUST_RANK = {t: len(TRUSTS) - n for n, t in enumerate(TRUSTS)}  # system 3 > learned 2 > external 1
@@ -58,7 +63,7 @@ class Pair:
 
 
 def _created(memory: Memory) -> str:
-    return memory.created.isoformat() if memory.created else ""
+    return moment_key(memory.created)
 
 
 def _order(a: Memory, b: Memory) -> tuple[Memory, Memory]:
@@ -66,9 +71,17 @@ def _order(a: Memory, b: Memory) -> tuple[Memory, Memory]:
     return (a, b) if (_created(a), a.id) <= (_created(b), b.id) else (b, a)
 
 
+# Raw records (what happened, what a document said) are never merged into or superseded by another:
+# two episodes with the same words are two events, and a trashed one would expire for good.
+RAW_TYPES = frozenset({"episode", "document"})
+
+
 def candidate_pairs(view: View, similarity: Similarity, floor: float) -> list[Pair]:
-    """Pairs of governed memories of one group, type and recall whose cosine reaches ``floor``, best first."""
-    governed = {m.id: m for m in view.governed()}
+    """Pairs of governed memories of one group and type whose cosine reaches ``floor``, best first.
+
+    Raw records (episodes, documents, digests) are left out: they never merge or supersede.
+    """
+    governed = {m.id: m for m in view.governed() if m.type not in RAW_TYPES}
     seen: set[tuple[str, str]] = set()
     out = []
     for memory_id in sorted(governed):
@@ -156,13 +169,18 @@ def _tag_key(tag: str) -> str:
     return key
 
 
+# Word endings that make a variant of the same tag (plurals are folded by ``_tag_key`` first).
+_SUFFIXES = frozenset({"s", "es", "d", "ed", "er", "ing", "ment", "ion"})
+
+
 def tag_canon(tags: Iterable[str]) -> dict[str, str]:
     """Each tag variant (case, plural, a short suffix) mapped to the one form the vault keeps.
 
     Variants group by their lowercased singular; a key that extends another by
-    at most four letters ("deploy" / "deployment", "test" / "testing") joins
-    it when the shorter has at least four letters.  The kept form is the
-    shortest, lowercase first, then the most used.
+    a word ending ("deploy" / "deployment", "test" / "testing", see
+    ``_SUFFIXES``) joins it when the shorter has at least four letters, so
+    "post" / "postgres" and "data" / "database" stay apart.  The kept form is
+    the shortest, lowercase first, then the most used.
     """
     counts: dict[str, int] = {}
     for tag in tags:
@@ -176,7 +194,7 @@ def tag_canon(tags: Iterable[str]) -> dict[str, str]:
         if len(short) < 4 or parent[short] != short:
             continue
         for long in keys[n + 1 :]:
-            if parent[long] == long and long.startswith(short) and 0 < len(long) - len(short) <= 4:
+            if parent[long] == long and long.startswith(short) and long[len(short):] in _SUFFIXES:
                 parent[long] = short
     members: dict[str, list[str]] = {}
     for key, variants in groups.items():
@@ -207,27 +225,59 @@ def plan_tags(view: View) -> list[Action]:
 # ---------------------------------------------------------------- contradictions
 
 
+def _refusal(older: Memory, newer: Memory) -> str:
+    if TRUST_RANK[newer.trust] < TRUST_RANK[older.trust]:
+        return f"its trust {newer.trust} is below {older.trust}"
+    return "an inferred memory does not override an explicit one"
+
+
 def plan_supersede(view: View, similarity: Similarity) -> list[Action]:
-    """Newer memories that reverse older ones supersede them (history kept in the older file)."""
+    """Newer memories that reverse older ones supersede them (history kept in the older file).
+
+    A newer memory may supersede several older ones; one already superseded in
+    this plan takes no further part.  A reversal that may not supersede (lower
+    trust, inferred over explicit) links the two both ways as a conflict.
+    """
     settings = view.config.consolidation
+    stems = _stems(view)
     out = []
-    done: set[str] = set()
+    superseded: set[str] = set()
+    state: dict[str, Memory] = {}  # memories as earlier actions of this plan left them
     for pair in candidate_pairs(view, similarity, settings.conflict_similarity):
-        older, newer = pair.older, pair.newer
-        if older.id in done or newer.id in done or pair.text < settings.conflict_text_similarity:
+        older, newer = state.get(pair.older.id, pair.older), state.get(pair.newer.id, pair.newer)
+        if older.id in superseded or newer.id in superseded or pair.text < settings.conflict_text_similarity:
             continue
         why = contradicts(older, newer)
-        if why is None or not may_supersede(older, newer):
+        if why is None:
+            continue
+        if not may_supersede(older, newer):
+            if ("link", frozenset({newer.id, older.id})) in view.vetoes:
+                continue
+            linked = []
+            for a, b in ((newer, older), (older, newer)):
+                if not _has_link(a, b, stems):
+                    linked.append(Change.of(a, links=(*a.links, b.id)))
+                    state[a.id] = a.replace(links=(*a.links, b.id))
+            if linked:
+                out.append(Action(
+                    "link", newer.id,
+                    f"conflicts with {older.id} ({why}; not superseding: {_refusal(older, newer)})",
+                    changes=tuple(c for c in linked if c is not None), related=(older.id,),
+                ))
+            continue
+        if ("supersede", frozenset({newer.id, older.id})) in view.vetoes:
             continue
         changes = [
             Change.of(older, lifecycle="superseded", superseded_by=newer.id, tier="cold"),
             Change.of(newer, supersedes=newer.supersedes or older.id),
         ]
+        state[older.id] = older.replace(lifecycle="superseded", superseded_by=newer.id, tier="cold")
+        state[newer.id] = newer.replace(supersedes=newer.supersedes or older.id)
         out.append(Action(
             "supersede", newer.id, f"contradicts {older.id} ({why}; cosine {pair.cosine:.2f})",
             changes=tuple(c for c in changes if c is not None), related=(older.id,),
         ))
-        done.update((older.id, newer.id))
+        superseded.add(older.id)
     return out
 
 
@@ -304,8 +354,13 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
         members = clusters[root]
         survivor = _survivor(members)
         for absorbed in sorted((m for m in members if m.id != survivor.id), key=lambda m: (_created(m), m.id)):
+            if ("merge", frozenset({survivor.id, absorbed.id})) in view.vetoes:
+                continue  # a person undid this merge: nothing of it is folded into the survivor
             current = state.get(survivor.id, survivor)
             folded = fold(current, absorbed)
+            if folded:  # no link of the survivor to itself or to the trashed copy, wikilinks included
+                folded["links"] = tuple(link for link in cast(tuple[str, ...], folded["links"])
+                                        if _resolve(link, stems, view.active) not in (survivor.id, absorbed.id))
             changes: list[Change | None] = [Change.of(current, **folded)]
             state[survivor.id] = current.replace(**folded)
             changes.append(Change.of(absorbed, merged_into=survivor.id))
@@ -333,26 +388,40 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
 
 
 def plan_links(view: View, similarity: Similarity) -> list[Action]:
-    """Related memories linked both ways (each memory gains at most ``link_limit`` links per run)."""
+    """Related memories linked both ways.
+
+    Each memory's candidates are its ``link_limit`` closest neighbours at or
+    above ``crosslink_similarity``; two memories link when each is among the
+    other's candidates.  So no memory gains more than ``link_limit`` links in
+    a run, and a second run finds the same pairs already linked.
+    """
     settings = view.config.consolidation
-    governed = {m.id: m for m in view.governed()}
+    # A digest links to its episodes already; digests are written after this step, so linking them
+    # would leave work for the next run.
+    governed = {m.id: m for m in view.governed() if not m.extra.get("digest")}
     stems = _stems(view)
-    added: dict[str, list[str]] = {}
-    reasons: dict[tuple[str, str], float] = {}
+    top: dict[str, dict[str, float]] = {}
     for memory_id in sorted(governed):
         memory = governed[memory_id]
-        picked = 0
+        picks: dict[str, float] = {}
         for other_id, cosine in similarity.neighbours(memory_id):
-            if picked >= settings.link_limit or cosine < settings.crosslink_similarity:
+            if len(picks) >= settings.link_limit or cosine < settings.crosslink_similarity:
                 break
             other = governed.get(other_id)
-            if other is None or group_of(other) != group_of(memory):
+            if other is None or other_id == memory_id or group_of(other) != group_of(memory):
                 continue
-            picked += 1
-            for a, b in ((memory, other), (other, memory)):
-                if not _has_link(a, b, stems) and b.id not in added.get(a.id, []):
-                    added.setdefault(a.id, []).append(b.id)
-                    reasons[(a.id, b.id)] = cosine
+            picks[other_id] = cosine
+        top[memory_id] = picks
+    added: dict[str, list[str]] = {}
+    reasons: dict[tuple[str, str], float] = {}
+    for memory_id in sorted(top):
+        for other_id, cosine in top[memory_id].items():
+            if memory_id not in top.get(other_id, {}):
+                continue
+            a, b = governed[memory_id], governed[other_id]
+            if not _has_link(a, b, stems) and b.id not in added.get(a.id, []):
+                added.setdefault(a.id, []).append(b.id)
+                reasons[(a.id, b.id)] = cosine
     out = []
     for memory_id in sorted(added):
         memory = governed[memory_id]

@@ -18,7 +18,7 @@ from .. import store
 from ..errors import MemoryFileError
 from ..memory import Memory, memory_text, normalize_text
 from .actions import Action, View
-from .classify import NEVER_DECAY_TYPES, decay, idle_days
+from .classify import NEVER_DECAY_TYPES, decay, idle_days, moment_key
 
 
 def decays(memory: Memory) -> bool:
@@ -67,8 +67,7 @@ def _same_memory(a: Memory, b: Memory) -> bool:
 
 
 def _stamp(memory: Memory) -> str:
-    moments = [m for m in (memory.updated, memory.trashed_at) if m is not None]
-    return max(m.isoformat() for m in moments) if moments else ""
+    return max(moment_key(memory.updated), moment_key(memory.trashed_at))
 
 
 def plan_repair(view: View) -> list[Action]:
@@ -96,3 +95,28 @@ def plan_repair(view: View) -> list[Action]:
         out.append(Action("repair", memory_id, f"interrupted move: kept {winner.path}, removing {', '.join(losers)}",
                           remove=losers))
     return out
+
+
+def after_repairs(view: View, repairs: list[Action]) -> View:
+    """The view once ``repairs`` are applied, each memory as the copy kept holds it (what a dry run plans on)."""
+    if view.root is None or not repairs:
+        return view
+    active, trashed, paths = dict(view.active), dict(view.trashed), dict(view.paths)
+    duplicates, entries = dict(view.duplicates), dict(view.entries)
+    for action in repairs:
+        memory_id = action.memory
+        copies = [view.paths.get(memory_id), *view.duplicates.get(memory_id, [])]
+        kept = next((p for p in copies if p is not None and p not in action.remove), None)
+        duplicates.pop(memory_id, None)
+        if kept is None or kept == view.paths.get(memory_id):
+            continue
+        try:
+            entry = store.read_entry(view.root, kept)
+        except MemoryFileError:
+            continue
+        active.pop(memory_id, None)
+        trashed.pop(memory_id, None)
+        (trashed if entry.in_trash else active)[memory_id] = entry.memory
+        paths[memory_id] = kept
+        entries[memory_id] = entry
+    return View(active, paths, trashed, view.now, view.config, duplicates, entries, view.root, view.vetoes)

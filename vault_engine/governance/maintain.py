@@ -2,8 +2,9 @@
 
 Order (fixed): repair interrupted moves, expire the trash, normalise tags,
 supersede contradicted memories, merge near-duplicates, cross-link related
-memories, trash decayed ones, compact old episodes, retire hot states, and
-bring the hot tier under its budget.  Each step plans on the view the
+memories, compact old episodes, retire hot states, bring the hot tier under
+its budget, and trash decayed ones (last: a memory the tier steps just moved
+cold decays in the same run, not the next).  Each step plans on the view the
 previous steps leave, so the plan is what applying it will do, and a second
 run with no new input plans nothing.
 
@@ -24,14 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import fsio, store
-from ..errors import NothingToUndo, VaultError
+from ..errors import IndexStale, NothingToUndo, VaultError
 from ..journal import Event
 from ..memory import Memory, ParsedFile, memory_text, text_digest
 from ..store import Entry
 from .actions import TUPLE_FIELDS, Action, View, field_value, from_json, with_values
 from .compaction import plan_compaction
 from .consolidate import plan_links, plan_merges, plan_supersede, plan_tags
-from .forgetting import plan_decay, plan_expiry, plan_repair
+from .forgetting import after_repairs, plan_decay, plan_expiry, plan_repair
 from .similarity import Neighbours, Similarity, gist_vectors
 from .tiers import plan_overflow, plan_retire
 
@@ -47,10 +48,10 @@ STEPS: tuple[tuple[str, Planner], ...] = (
     ("supersede", plan_supersede),
     ("merge", plan_merges),
     ("link", plan_links),
-    ("decay", lambda view, _: plan_decay(view)),
     ("compact", lambda view, _: plan_compaction(view)),
     ("retire", lambda view, _: plan_retire(view)),
     ("overflow", lambda view, _: plan_overflow(view)),
+    ("decay", lambda view, _: plan_decay(view)),
 )
 
 
@@ -82,12 +83,15 @@ def load_similarity(vault: Vault, view: View, embedder: Embedder | None = None) 
     if not path.exists():
         return _NoNeighbours()
     model = embedder if embedder is not None else vault.embedder()
-    vectors = VectorStore(path, model.name, model.dim)
+    memories = list(view.governed())
     try:
-        memories = list(view.governed())
-        found = gist_vectors(vectors, (m.id for m in memories))
-    finally:
-        vectors.close()
+        vectors = VectorStore(path, model.name, model.dim)
+        try:
+            found = gist_vectors(vectors, (m.id for m in memories))
+        finally:
+            vectors.close()
+    except IndexStale:  # built for another model, or unreadable: the next sync rebuilds it
+        return _NoNeighbours()
     settings = vault.config.consolidation
     floor = min(settings.review_similarity, settings.conflict_similarity, settings.crosslink_similarity)
     return Neighbours(found, memories, k=settings.neighbours, floor=floor)
@@ -144,8 +148,25 @@ class Executor:
         store.write(self.root, path, memory, original)
         self.live[memory_id] = (path, memory, original)
 
+    def _baseline(self, action: Action) -> dict[str, dict[str, Any]]:
+        """Lifecycle and counters of each memory the action touches, before it (what replay starts from
+        for a memory the journal has never seen: one written by hand, or a digest)."""
+        out = {}
+        touched = [*(c.id for c in action.changes), *action.trash]
+        memories = [self.live[i][1] for i in dict.fromkeys(touched) if i in self.live]
+        for memory in [*memories, *(m for _, m in action.create)]:
+            out[memory.id] = {
+                "lifecycle": memory.lifecycle,
+                "authority": memory.authority,
+                "superseded_by": memory.superseded_by,
+                "proof_count": memory.proof_count,
+                "applied": {k: v for k, v in memory.applied.items() if v},
+            }
+        return out
+
     def apply(self, action: Action) -> Event:
         payload: dict[str, Any] = action.to_json()
+        payload["baseline"] = self._baseline(action)
         created_paths = {}
         for folder, memory in action.create:
             rel = store.choose_path(self.root, folder, memory)
@@ -199,15 +220,20 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
         vetoed = vetoes(vault.journal.events())
         view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
         repairs = plan_repair(view)
+        repaired: list[Event] = []
         if repairs and not dry_run:
             executor = Executor(vault, scan, stamp)
-            vault.journal.append([executor.apply(a) for a in repairs])
+            repaired = [executor.apply(a) for a in repairs]
+            vault.journal.append(repaired)
             scan = vault.scan()
             view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
+        elif repairs:
+            view = after_repairs(view, repairs)
         if similarity is None:
             similarity = load_similarity(vault, view, embedder)
         actions = plan(view, similarity, steps)
-        report = MaintainReport(repairs + actions, applied=not dry_run, notice=notice)
+        report = MaintainReport(repairs + actions, applied=not dry_run, notice=notice,
+                                events=[e.id for e in repaired])  # one event per action, in order
         if not dry_run and actions:
             executor = Executor(vault, scan, stamp)
             for action in actions:
@@ -274,7 +300,8 @@ def undo(vault: Vault, event: Event, now: datetime) -> tuple[list[str], list[str
     """Reverse one applied ``govern`` event; returns (ids restored or changed, conflicts kept as they are).
 
     Raises:
-        NothingToUndo: the action purged memories or removed leftover copies (not reversible).
+        NothingToUndo: the action purged memories or removed leftover copies, or a memory it moved to
+            the trash has been deleted since (not reversible).
     """
     payload = event.payload
     kind = payload.get("kind")
@@ -287,6 +314,10 @@ def undo(vault: Vault, event: Event, now: datetime) -> tuple[list[str], list[str
     conflicts: list[str] = []
     changes: dict[str, Any] = payload.get("changes", {})
     moved: dict[str, Any] = payload.get("moved", {})
+    gone = sorted(i for i in moved if i not in scan.entries)
+    if gone:  # undoing the rest would drop what the action folded in from a memory that no longer exists
+        raise NothingToUndo(f"{event.id} ({kind}) moved {', '.join(gone)} to the trash, deleted for good since; "
+                            "it cannot be rolled back")
     for memory_id in sorted(set(changes) | set(moved)):
         entry = scan.entries.get(memory_id)
         if entry is None:

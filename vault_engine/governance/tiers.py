@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..memory import Memory, normalize_text
 from .actions import Action, Change, View
-from .classify import age_days, is_protected, nature, resident_chars, value
+from .classify import age_days, is_protected, moment_key, nature, resident_chars, value
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +59,7 @@ def plan_retire(view: View) -> list[Action]:
 
 def overflow_order(view: View) -> list[tuple[Memory, str]]:
     """Movable hot memories, first to go first, each with the reason it goes."""
-    hot = sorted(hot_memories(view), key=lambda m: (m.created.isoformat() if m.created else "", m.id))
+    hot = sorted(hot_memories(view), key=lambda m: (moment_key(m.created), m.id))
     movable = [m for m in hot if not is_protected(m, view.config)]
     seen: dict[str, str] = {}
     dups: list[tuple[Memory, str]] = []
@@ -89,15 +89,23 @@ def plan_overflow(view: View, incoming: int = 0) -> list[Action]:
     current = usage(view)
     chars = current.chars + incoming
     budget = current.budget
-    ratio = chars / budget if budget > 0 else 1.0
+    if not chars:
+        return []
+
+    def share(n: int) -> float:  # a budget of 0 holds nothing
+        return n / budget if budget > 0 else 1.0
+
+    ratio = share(chars)
     if ratio < settings.soft_ratio:
         return []
     goal = settings.target_ratio if ratio >= settings.hard_ratio else settings.soft_ratio
     level = "hard" if ratio >= settings.hard_ratio else "soft"
     out = []
     for memory, why in overflow_order(view):
-        if chars / budget <= goal if level == "hard" else chars / budget < goal:
+        if share(chars) <= goal if level == "hard" else share(chars) < goal:
             break
+        if ("overflow", frozenset({memory.id})) in view.vetoes:
+            continue  # a person moved it back: it does not count towards the goal
         size = resident_chars(memory)
         chars -= size
         out.append(_cold(memory, f"hot tier at {ratio:.0%} (over the {level} limit): {why}, {size} chars"))
@@ -115,7 +123,9 @@ def admit(view: View, memory: Memory) -> tuple[list[Action], Memory, str | None]
     actions = plan_overflow(view, incoming=size)
     after = usage(view.after(actions))
     if after.chars + size > after.budget and not is_protected(memory, view.config):
+        # Nothing moves for a memory that is not admitted.
+        current = usage(view)
         notice = (f"the hot tier has no room for {size} more characters "
-                  f"({after.chars} of {after.budget} in use); stored in the cold tier instead")
-        return actions, memory.replace(tier="cold"), notice
+                  f"({current.chars} of {current.budget} in use); stored in the cold tier instead")
+        return [], memory.replace(tier="cold"), notice
     return actions, memory, None
