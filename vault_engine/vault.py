@@ -434,7 +434,8 @@ class Vault:
         actions, memory, notice = admit(view, memory)
         if actions:
             executor = Executor(self, scan, stamp)
-            self.journal.append([executor.apply(action) for action in actions])
+            for action in actions:
+                executor.apply(action)
             moved = ", ".join(a.memory for a in actions)
             notice = (notice + "; " if notice else "") + f"hot tier overflow moved {moved} to cold"
         return memory, notice
@@ -616,8 +617,22 @@ class Vault:
 
     # ------------------------------------------------------------ forget / trash
 
-    def move_to_trash(self, entry: Entry, stamp: datetime, reason: str) -> str:
-        """Move ``entry`` to the trash (write the trash copy, then remove the file); returns the new path."""
+    def trash_path(self, entry: Entry, taken: set[str] | None = None) -> str:
+        """A free path in the trash for ``entry`` (its file name when free), not among ``taken``."""
+        memory = entry.memory
+        name = entry.path.rsplit("/", 1)[-1]
+        suffix = memory.id[-6:] if memory.id.startswith("m-") else memory.id[:12]
+        for dest in (f"{store.TRASH_DIR}/{name}", f"{store.TRASH_DIR}/{name[:-3]}-{suffix}.md",
+                     f"{store.TRASH_DIR}/{store.slugify(memory.id, 120)}.md"):
+            if not (self.root / dest).exists() and dest not in (taken or ()):
+                return dest
+        return f"{store.TRASH_DIR}/{store.slugify(memory.id, 100)}-{new_event_id()[-8:]}.md"
+
+    def move_to_trash(self, entry: Entry, stamp: datetime, reason: str, dest: str | None = None) -> str:
+        """Move ``entry`` to the trash (write the trash copy, then remove the file); returns the new path.
+
+        ``dest`` (from :meth:`trash_path`) names the trash file; by default a free one is chosen.
+        """
         memory = entry.memory.replace(
             trashed_at=stamp,
             expires_at=stamp + timedelta(days=self.config.vault.trash_days),
@@ -626,13 +641,7 @@ class Vault:
             plain=False,
             extra={**entry.memory.extra, "trash_reason": reason},
         )
-        name = entry.path.rsplit("/", 1)[-1]
-        dest = f"{store.TRASH_DIR}/{name}"
-        if (self.root / dest).exists():
-            suffix = memory.id[-6:] if memory.id.startswith("m-") else memory.id[:12]
-            dest = f"{store.TRASH_DIR}/{name[:-3]}-{suffix}.md"
-            if (self.root / dest).exists():
-                dest = f"{store.TRASH_DIR}/{store.slugify(memory.id, 120)}.md"
+        dest = dest or self.trash_path(entry)
         store.move(self.root, entry.path, dest, memory, None)
         return dest
 
@@ -816,7 +825,8 @@ class Vault:
             for event in reversed(events):
                 if event.id in undone or (event_id is not None and event.id != event_id):
                     continue
-                if event.kind == "govern" and memory_id in governed_ids(event):
+                if event.kind == "govern" and memory_id in governed_ids(event) and (
+                        event_id is not None or event.payload.get("kind") != "repair"):  # a repair undoes nothing
                     target = event
                     break
                 if event.kind == "forget" and event.memory == memory_id:

@@ -277,6 +277,15 @@ def test_a_crash_between_write_and_remove_of_a_merge_is_finished_next_run(
     assert scan.get("m-old").memory.proof_count == 5  # not counted twice
     assert [e["merged"] for e in scan.get("m-old").memory.evidence if "merged" in e] == ["m-dup"]
     assert vault.maintain(now=NOW).actions == []
+    # The merge was journalled before its files changed: it survives the crash and can be undone.
+    [merge] = [e for e in govern_events(vault) if e.payload["kind"] == "merge"]
+    assert merge.payload["moved"] == {"m-dup": {"from": "memories/global/deploys-again.md",
+                                                "to": "trash/deploys-again.md"}}
+    assert vault.replay_diff() == []
+    vault.rollback("m-dup")
+    scan = vault.scan()
+    assert scan.get("m-dup").path == "memories/global/deploys-again.md" and not scan.get("m-dup").in_trash
+    assert scan.get("m-old").memory.proof_count == 2 and scan.duplicates == {}
 
 
 def test_a_copy_left_in_the_trash_by_an_interrupted_forget_wins(make_vault: Callable[..., Vault]) -> None:

@@ -8,10 +8,12 @@ cold decays in the same run, not the next).  Each step plans on the view the
 previous steps leave, so the plan is what applying it will do, and a second
 run with no new input plans nothing.
 
-Applying an action writes new and changed files first, then moves files to
-the trash (write the trash copy, then remove the original), then purges, and
-then appends one ``govern`` journal event holding every field's before and
-after value: :func:`undo` reverses it.
+Applying an action first appends one ``govern`` journal event holding every
+field's before and after value and every path it will write (write-ahead),
+then writes new and changed files, moves files to the trash (the trash copy
+first, then the original is removed) and purges.  A crash part-way leaves an
+event the next run completes (the repair step finishes a half-done move);
+:func:`undo` reverses an event.
 """
 
 from __future__ import annotations
@@ -165,14 +167,32 @@ class Executor:
         return out
 
     def apply(self, action: Action) -> Event:
+        """Journal ``action``, then change the files (write-ahead: a crash part-way leaves an event
+        the next ``maintain`` completes, and a move interrupted between its write and its remove is
+        finished by the repair step)."""
         payload: dict[str, Any] = action.to_json()
         payload["baseline"] = self._baseline(action)
+        taken: set[str] = set()
         created_paths = {}
         for folder, memory in action.create:
-            rel = store.choose_path(self.root, folder, memory)
-            store.write(self.root, rel, memory)
-            self.live[memory.id] = (rel, memory, None)
-            created_paths[memory.id] = rel
+            created_paths[memory.id] = store.choose_path(self.root, folder, memory, taken)
+            taken.add(created_paths[memory.id])
+        trashed = {}
+        for memory_id in action.trash:
+            path, memory, _ = self.live[memory_id]
+            dest = self.vault.trash_path(Entry(path, ParsedFile(memory, "")), taken)
+            taken.add(dest)
+            trashed[memory_id] = {"from": path, "to": dest}
+        tombstones = {}
+        for memory_id in action.purge:
+            path, memory, _ = self.live[memory_id]
+            tombstones[memory_id] = {"path": path, "text_sha256": text_digest(memory_text(memory))}
+        payload.update(created=created_paths, moved=trashed, tombstones=tombstones)
+        event = Event("govern", action.memory, payload)
+        self.vault.journal.append([event, *_expiry_events(action, event)])
+        for _, memory in action.create:
+            store.write(self.root, created_paths[memory.id], memory)
+            self.live[memory.id] = (created_paths[memory.id], memory, None)
         moving = set(action.trash)
         for change in action.changes:
             if change.id not in self.live:
@@ -183,22 +203,16 @@ class Executor:
                 self.live[change.id] = (self.live[change.id][0], updated, self.live[change.id][2])
             else:
                 self._write(change.id, updated)
-        trashed = {}
         for memory_id in action.trash:
-            path, memory, _ = self.live[memory_id]
-            dest = self.vault.move_to_trash(Entry(path, ParsedFile(memory, "")), self.now, action.kind)
-            trashed[memory_id] = {"from": path, "to": dest}
-            del self.live[memory_id]
-        tombstones = {}
+            path, memory, _ = self.live.pop(memory_id)
+            self.vault.move_to_trash(Entry(path, ParsedFile(memory, "")), self.now, action.kind,
+                                     dest=trashed[memory_id]["to"])
         for memory_id in action.purge:
-            path, memory, _ = self.live[memory_id]
+            path, _, _ = self.live.pop(memory_id)
             fsio.remove(store.inside(self.root, path))
-            tombstones[memory_id] = {"path": path, "text_sha256": text_digest(memory_text(memory))}
-            del self.live[memory_id]
         for path in action.remove:
             fsio.remove(store.inside(self.root, path))
-        payload.update(created=created_paths, moved=trashed, tombstones=tombstones)
-        return Event("govern", action.memory, payload)
+        return event
 
 
 def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None,
@@ -224,7 +238,6 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
         if repairs and not dry_run:
             executor = Executor(vault, scan, stamp)
             repaired = [executor.apply(a) for a in repairs]
-            vault.journal.append(repaired)
             scan = vault.scan()
             view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
         elif repairs:
@@ -237,9 +250,7 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
         if not dry_run and actions:
             executor = Executor(vault, scan, stamp)
             for action in actions:
-                event = executor.apply(action)
-                vault.journal.append([event, *_expiry_events(action, event)])
-                report.events.append(event.id)
+                report.events.append(executor.apply(action).id)
         if not dry_run:
             mark_maintained(vault.root)
     report.seconds = time.perf_counter() - started
