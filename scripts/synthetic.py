@@ -20,7 +20,9 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -676,6 +678,434 @@ def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int =
         texts_total += len(pending)
         tokens += flush()
     return texts_total, tokens
+
+
+# ---------------------------------------------------------------- planted near-duplicates and contradictions
+#
+# For scripts/bench_maintain.py: records with a known truth (which memory
+# repeats which, which one reverses which) to score `memvault maintain`.
+# Nothing above changes: a planted vault starts from the same base records.
+
+PLANT_VERSION = "1"  # bump when planted records change, so cached vaults are rebuilt
+
+# Word -> paraphrases (lowercase; the first letter's case is kept).  Covers the
+# template words and the most drawn (Zipf-head) words of the pools above.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    # template words
+    "before": ("prior to", "ahead of"), "every": ("each",), "each": ("every",), "stay": ("remain",),
+    "first": ("initially", "to begin with"), "while": ("as",), "running": ("in progress", "active"),
+    "uses": ("relies on", "works with"), "changes": ("moves", "is updated"), "last": ("past", "previous"),
+    "because": ("since", "as"), "grows": ("gets bigger", "expands"), "through": ("via", "by way of"),
+    "keeps": ("holds", "maintains"), "open": ("pull up", "bring up"), "finally": ("lastly", "at the end"),
+    "about": ("roughly", "around"), "together": ("jointly", "as a pair"), "usually": ("typically", "often"),
+    "means": ("suggests", "indicates"), "prefers": ("likes", "favours"), "wants": ("would like", "expects"),
+    "lives": ("sits", "resides"), "tried": ("attempted",), "too": ("overly", "excessively"),
+    "whenever": ("each time", "any time"), "looks": ("seems", "appears"), "owner": ("maintainer", "lead"),
+    "agreed": ("decided", "settled on a plan"), "took": ("needed", "lasted"), "please": ("kindly",),
+    "alone": ("untouched", "be"), "remember": ("keep in mind", "note"), "hard": ("difficult", "tough"),
+    "same": ("identical", "one and the same"), "everyone": ("everybody", "all of us"), "own": ("separate",),
+"fix": ("remedy", "repair"), "ask": ("check with", "consult"),
+    "check": ("inspect", "look at"), "settings": ("configuration", "options"), "user": ("person", "customer"),
+    "nobody": ("no one",), "without": ("lacking",), "run": ("execute", "invoke"), "old": ("former", "previous"),
+    "only": ("just", "solely"), "next": ("adjacent",), "leave": ("let", "keep"), "keep": ("retain", "hold"),
+    "starts": ("begins", "kicks off"), "most": ("the majority of", "nearly all"), "both": ("the two",),
+    "then": ("next", "after that"), "which": ("and that", "this"), "log": ("logs", "journal"),
+    # Zipf-head nouns
+    "time": ("period", "moment"), "year": ("twelve months",), "people": ("folks", "persons"),
+    "thing": ("item", "matter"), "way": ("approach", "method"), "day": ("date", "workday"),
+    "school": ("academy",), "hand": ("help",), "life": ("lifetime",), "place": ("location", "spot"),
+    "state": ("status", "condition"), "family": ("household",), "world": ("globe",), "part": ("piece", "portion"),
+    "group": ("team", "cluster"), "country": ("nation",), "week": ("seven days",), "case": ("instance", "situation"),
+    "problem": ("issue", "trouble"), "issue": ("problem", "concern"), "point": ("spot", "moment"),
+    "program": ("application", "app"), "question": ("query", "inquiry"), "number": ("count", "figure"),
+    "money": ("funds", "cash"), "system": ("platform", "setup"), "book": ("volume",), "service": ("component",),
+    "change": ("update", "modification"), "idea": ("notion", "thought"), "story": ("account", "narrative"),
+    "fact": ("detail",), "word": ("term",), "business": ("company",), "company": ("business", "firm"),
+    "information": ("details", "info"), "result": ("outcome",), "work": ("effort", "labour"),
+    "job": ("task",), "task": ("job", "chore"), "error": ("fault", "failure"), "bug": ("defect", "glitch"),
+    "file": ("document",), "folder": ("directory",), "request": ("call",), "team": ("group", "crew"),
+    "queue": ("backlog",), "study": ("analysis",), "area": ("region", "zone"), "room": ("space",),
+    "level": ("tier",), "home": ("house",), "night": ("evening",), "line": ("row",), "month": ("four weeks",),
+    # Zipf-head verbs (base forms, as the templates use them)
+    "have": ("hold", "own"), "make": ("create", "produce"), "get": ("obtain", "fetch"), "say": ("state", "mention"),
+    "go": ("proceed", "move"), "know": ("understand",), "take": ("grab", "pick"), "see": ("view", "notice"),
+    "come": ("arrive",), "think": ("consider", "reckon"), "look": ("glance",), "want": ("need", "wish"),
+    "give": ("provide", "hand over"), "use": ("employ", "utilise"), "find": ("locate", "discover"),
+    "tell": ("inform", "let know"), "seem": ("appear",), "feel": ("sense",), "try": ("attempt",),
+    "call": ("invoke", "phone"), "begin": ("start", "commence"), "help": ("assist", "support"),
+    "show": ("display", "present"), "hear": ("learn",), "let": ("allow",), "move": ("shift", "relocate"),
+    "live": ("reside",), "hold": ("keep", "retain"), "bring": ("carry", "fetch"), "write": ("record", "note down"),
+    "test": ("exercise", "probe"), "deploy": ("ship", "roll out"), "review": ("inspect", "go over"),
+    "restart": ("reboot", "bounce"), "remove": ("delete", "drop"), "delete": ("remove", "erase"),
+    "build": ("compile", "assemble"), "start": ("begin", "launch"), "stop": ("halt", "end"),
+    # Zipf-head adjectives and adverbs
+    "new": ("fresh", "recent"), "good": ("solid", "decent"), "long": ("lengthy", "extended"),
+    "great": ("excellent", "superb"), "little": ("small", "tiny"), "big": ("large", "huge"),
+    "large": ("big", "sizeable"), "small": ("little", "compact"), "high": ("elevated", "tall"),
+    "different": ("distinct", "other"), "early": ("initial", "premature"), "important": ("crucial", "key"),
+    "bad": ("poor", "faulty"), "able": ("capable",), "late": ("delayed", "overdue"), "major": ("significant",),
+    "right": ("correct", "proper"), "public": ("open",), "young": ("new",), "few": ("handful of",),
+    "quickly": ("rapidly", "fast"), "slowly": ("gradually",), "carefully": ("cautiously", "with care"),
+    "always": ("consistently",), "often": ("frequently",), "sometimes": ("occasionally", "at times"),
+    "again": ("once more",), "already": ("by then",), "still": ("yet",), "soon": ("shortly",),
+    "later": ("afterwards",), "also": ("as well",), "just": ("simply",), "almost": ("nearly",),
+    "nearly": ("almost",), "quite": ("fairly", "pretty"), "really": ("truly",), "very": ("highly", "extremely"),
+    "directly": ("straight",), "manually": ("by hand",), "automatically": ("on its own",),
+    "immediately": ("at once", "right away"), "recently": ("lately",), "currently": ("presently",),
+    "probably": ("likely",), "clearly": ("plainly", "obviously"), "easily": ("readily",), "mostly": ("largely",),
+}
+CONTRACTIONS = (
+    ("do not", "don't"), ("does not", "doesn't"), ("is not", "isn't"), ("was not", "wasn't"),
+    ("are not", "aren't"), ("it is", "it's"), ("should not", "shouldn't"), ("must not", "mustn't"),
+    ("will not", "won't"), ("could not", "couldn't"), ("would not", "wouldn't"), ("can not", "cannot"),
+    ("that is", "that's"), ("there are", "there're"), ("we are", "we're"),
+)
+ADDED_SENTENCES = (
+    "This came up again while working on the {k} {n}.",
+    "Double-check this before touching the {k}.",
+    "I confirmed this with the {k} team last week.",
+    "See also the notes about {K}.",
+    "Worth keeping in mind for the {k} work.",
+    "The same applies to the {k} {n} in {K}.",
+)
+# Episodes and documents are raw records (two alike episodes are two events): maintain never merges them,
+# so near-duplicates are planted only for the other types.
+DUPLICATE_TYPES = frozenset({"fact", "procedure", "collaboration-policy", "note"})
+DUPLICATE_KINDS = ("copy-retitled", "copy-edited", "paraphrase-light", "paraphrase-heavy", "condensed")
+DUPLICATE_SHARES = (0.15, 0.20, 0.25, 0.25, 0.15)
+CONTRADICTION_KINDS = ("negation", "no-longer", "switch", "value")
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+def _keep_case(original: str, replacement: str) -> str:
+    return replacement[0].upper() + replacement[1:] if original[:1].isupper() else replacement
+
+
+def substitute(text: str, rng: random.Random, share: float) -> str:
+    """``text`` with each word that has a synonym replaced with probability ``share`` (code spans kept)."""
+    pieces = text.split("`")
+    for n in range(0, len(pieces), 2):  # even pieces are outside `code`
+        def swap(match: re.Match[str]) -> str:
+            word = match.group(0)
+            options = SYNONYMS.get(word.lower())
+            if not options or rng.random() >= share:
+                return word
+            return _keep_case(word, rng.choice(options))
+
+        pieces[n] = _TOKEN.sub(swap, pieces[n])
+    return "`".join(pieces)
+
+
+def contract(text: str) -> str:
+    """Contractions (``do not`` -> ``don't``), as a person might write the same note."""
+    for long, short in CONTRACTIONS:
+        text = re.sub(rf"\b{long}\b", short, text)
+        text = re.sub(rf"\b{long.capitalize()}\b", short.capitalize(), text)
+    return text
+
+
+def _paragraphs(body: str) -> list[list[str]]:
+    """Body paragraphs as sentence lists (a bullet list is one unsplit item)."""
+    out = []
+    for block in body.strip().split("\n\n"):
+        if block.startswith("- "):
+            out.append([block])
+        else:
+            out.append(_SENTENCE_END.split(block.strip()))
+    return out
+
+
+def _join(paragraphs: list[list[str]]) -> str:
+    return "\n\n".join(" ".join(p) for p in paragraphs if p) + "\n"
+
+
+def _sentence_slots(paragraphs: list[list[str]]) -> list[tuple[int, int]]:
+    return [(p, s) for p, sentences in enumerate(paragraphs) for s, text in enumerate(sentences)
+            if not text.startswith("- ")]
+
+
+def retitle(title: str, rng: random.Random, share: float) -> str:
+    """A reworded title: the title template's phrasing changed, then synonyms."""
+    patterns = (
+        (r"^How to (\w+) (.*)$", ("Steps to {0} {1}", "Guide: {0} {1}", "{0} {1}: how-to")),
+        (r"^Always (.*)$", ("{0} every time", "Make sure to {0}")),
+        (r"^Never (.*)$", ("Do not ever {0}", "Avoid: {0}")),
+        (r"^Prefer to (.*)$", ("Better to {0}", "Preferably {0}")),
+        (r"^The (\w+ \w+) uses (\S+)(.*)$", ("{1} is used by the {0}{2}", "The {0} relies on {1}{2}")),
+        (r"^(\w+) (\w+ \w+) in (\S+)(.*)$", ("{2}: {0} {1}{3}", "{0} {1} ({2}){3}")),
+    )
+    for pattern, forms in patterns:
+        match = re.match(pattern, title)
+        if match:
+            title = rng.choice(forms).format(*match.groups())
+            break
+    title = substitute(title, rng, share)
+    return title[0].upper() + title[1:]
+
+
+def near_duplicate(memory: SyntheticMemory, kind: str, rng: random.Random) -> dict[str, Any]:
+    """A record that repeats ``memory`` (same scope, project, type, tags, trigger), written as ``kind`` says.
+
+    - copy-retitled: the same words; the title's case or punctuation differs and
+      two sentences are joined with a semicolon (the import folds byte-equal text).
+    - copy-edited: one sentence dropped or one word changed.
+    - paraphrase-light: sentences reordered within paragraphs, ~35% of the
+      words that have a synonym swapped, contractions, a reworded title and summary.
+    - paraphrase-heavy: as light with ~70% swapped, one sentence dropped and one
+      added, paragraphs reordered.
+    - condensed: the first half of the sentences only, lightly reworded; the
+      summary's first sentence.
+    """
+    record = {k: v for k, v in memory.record.items() if k not in ("id", "title", "summary", "body")}
+    title, summary, body = memory.record["title"], memory.record["summary"], memory.record["body"]
+    paragraphs = _paragraphs(body)
+    slots = _sentence_slots(paragraphs)
+    k, big_k = rng.choice(memory.topic.keywords), rng.choice(memory.topic.tech)
+    if kind == "copy-retitled":
+        title = rng.choice((title.lower(), title + ".", title.title()))
+        joinable = [(p, s) for p, s in slots if s + 1 < len(paragraphs[p]) and paragraphs[p][s].endswith(".")]
+        if joinable:
+            p, s = rng.choice(joinable)
+            paragraphs[p][s] = paragraphs[p][s][:-1] + ";"
+        else:
+            p, s = rng.choice(slots)
+            paragraphs[p][s] = paragraphs[p][s].rstrip(".")
+    elif kind == "copy-edited":
+        if len(slots) > 3 and rng.random() < 0.5:
+            p, s = rng.choice(slots)
+            del paragraphs[p][s]
+        else:
+            for p, s in rng.sample(slots, len(slots)):
+                edited = substitute(paragraphs[p][s], rng, 1.0)
+                if edited != paragraphs[p][s]:
+                    words_old, words_new = paragraphs[p][s].split(" "), edited.split(" ")
+                    # one changed word only: keep the first difference
+                    for n, (a, b) in enumerate(zip(words_old, words_new, strict=False)):
+                        if a != b:
+                            paragraphs[p][s] = " ".join([*words_old[:n], b, *words_old[n + 1:]])
+                            break
+                    break
+            else:
+                p, s = rng.choice(slots)
+                paragraphs[p][s] = paragraphs[p][s].rstrip(".") + " too."
+    elif kind in ("paraphrase-light", "paraphrase-heavy"):
+        share = 0.35 if kind == "paraphrase-light" else 0.7
+        for sentences in paragraphs:
+            if not sentences[0].startswith("- "):
+                rng.shuffle(sentences)
+        if kind == "paraphrase-heavy":
+            if len(slots) > 3:
+                p, s = rng.choice(_sentence_slots(paragraphs))
+                del paragraphs[p][s]
+            added = rng.choice(ADDED_SENTENCES).format(k=k, n=rng.choice(POOLS["n"][:60]), K=big_k)
+            rng.choice([p for p in paragraphs if p and not p[0].startswith("- ")] or paragraphs).append(added)
+            rng.shuffle(paragraphs)
+        paragraphs = [[contract(substitute(s, rng, share)) for s in sentences] for sentences in paragraphs]
+        title = retitle(title, rng, share)
+        summary = contract(substitute(summary, rng, share))
+    elif kind == "condensed":
+        keep = max(1, len(slots) // 2)
+        kept = set(slots[:keep])
+        paragraphs = [[s for n, s in enumerate(sentences) if (p, n) in kept]
+                      for p, sentences in enumerate(paragraphs)]
+        paragraphs = [[contract(substitute(s, rng, 0.35)) for s in sentences] for sentences in paragraphs]
+        title = retitle(title, rng, 0.35)
+        summary = substitute(_SENTENCE_END.split(summary)[0], rng, 0.35)
+    else:
+        raise ValueError(f"unknown near-duplicate kind {kind!r}")
+    record.update(title=title, summary=summary, body=_join(paragraphs))
+    return record
+
+
+# Short facts: (statement, negated, "no longer", switched) with {k} {n} {K} {K2} {ns} slots.
+FACTS = (
+    ("The {k} {n} uses {K} for {ns}.", "The {k} {n} does not use {K} for {ns}.",
+     "The {k} {n} no longer uses {K} for {ns}.", "The {k} {n} switched from {K} to {K2} for {ns}."),
+    ("We deploy the {k} {n} with {K}.", "We do not deploy the {k} {n} with {K}.",
+     "We no longer deploy the {k} {n} with {K}.", "We switched the {k} {n} deploys from {K} to {K2}."),
+    ("The {k} {n} stores its {ns} in {K}.", "The {k} {n} does not store its {ns} in {K}.",
+     "The {k} {n} no longer stores its {ns} in {K}.", "The {k} {n} moved its {ns} from {K} to {K2}."),
+    ("{K} handles {ns} for the {k} {n}.", "{K} does not handle {ns} for the {k} {n}.",
+     "{K} no longer handles {ns} for the {k} {n}.", "{K2} now handles {ns} for the {k} {n} instead of {K}."),
+    ("The {k} {n} sends its {ns} to {K}.", "The {k} {n} never sends its {ns} to {K}.",
+     "The {k} {n} does not send its {ns} to {K} anymore.", "The {k} {n} sends its {ns} to {K2} now, not {K}."),
+)
+FACT_NOUNS = ("service", "worker", "pipeline", "cache", "queue", "job", "client", "gateway", "scheduler",
+              "importer", "exporter", "backend", "frontend", "cron job", "webhook handler", "search index")
+FACT_PURPOSES = ("sessions", "uploads", "metrics", "invoices", "logs", "events", "emails", "backups",
+                 "reports", "thumbnails", "audit records", "feature flags", "search results", "payments")
+FACT_VALUES = (
+    ("Requests time out after {N} seconds.", (5, 10, 15, 20, 30, 45, 60, 90, 120)),
+    ("It keeps {N} replicas in production.", (2, 3, 4, 5, 6, 8)),
+    ("The batch size is {N} records.", (50, 100, 200, 250, 500, 1000)),
+    ("Cached entries expire after {N} minutes.", (1, 5, 10, 15, 30, 60)),
+    ("Failed calls are retried {N} times.", (2, 3, 4, 5, 8, 10)),
+    ("It listens on port {N}.", (3000, 5000, 8000, 8080, 8443, 9090)),
+)
+FACT_CONTEXT = (
+    "Ask the {k} team before changing it.", "Priya set this up in {month}.", "This is written down in the runbook.",
+    "The {k} dashboard shows it.", "Agreed in the {month} planning meeting.", "", "",
+)
+MONTHS = "January February March April May June July August September October November December".split()
+
+
+def fact_pair(generator: Generator, index: int, kind: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(older, newer) records: a short fact and a later memory that reverses it as ``kind`` says.
+
+    negation: the statement negated; no-longer: "no longer" / "not ... anymore";
+    switch: moved from one tool to another (some phrasings have no update
+    keyword next to the verb); value: the same text with another number.  The
+    newer one keeps the older one's value and context sentences (value: all
+    but the number).
+    """
+    rng = random.Random(f"fact:{generator.seed}:{index}")
+    topic = rng.choice(generator.topics)
+    k = rng.choice(topic.keywords)
+    tech = [t for t in TECH if t not in topic.tech]
+    big_k = rng.choice(topic.tech)
+    big_k2 = rng.choice(tech)
+    slots = {"k": k, "n": rng.choice(FACT_NOUNS), "K": big_k, "K2": big_k2, "ns": rng.choice(FACT_PURPOSES)}
+    forms = [f.format(**slots) for f in rng.choice(FACTS)]
+    value, numbers = rng.choice(FACT_VALUES)
+    old_n, new_n = rng.sample(numbers, 2)
+    context = rng.choice(FACT_CONTEXT).format(k=k, month=rng.choice(MONTHS))
+    base: dict[str, Any] = {"type": "fact", "tags": sorted({k, big_k})}
+    if rng.random() < 0.7:
+        base.update(scope="project", project=rng.choice(PROJECTS))
+    else:
+        base["scope"] = "global"
+
+    def body(statement: str, number: int) -> str:
+        return " ".join(s for s in (statement, value.format(N=number), context) if s) + "\n"
+
+    def title(statement: str) -> str:
+        return statement.rstrip(".").split(" for ")[0]
+
+    older = {**base, "title": title(forms[0]), "body": body(forms[0], old_n)}
+    if kind == "value":
+        newer = {**base, "title": older["title"], "body": body(forms[0], new_n)}
+    else:
+        statement = forms[CONTRADICTION_KINDS.index(kind) + 1]
+        newer = {**base, "title": title(statement), "body": body(statement, old_n)}
+        if kind == "switch":
+            newer["tags"] = sorted({k, big_k2})
+    return older, newer
+
+
+@dataclass(frozen=True, slots=True)
+class Planted:
+    """A vault's records in import order and what maintain should find in them."""
+
+    records: list[dict[str, Any]]
+    base: int  # base memories (records of the plain generator)
+    duplicate_of: dict[str, str]  # planted near-duplicate id -> the original's id
+    duplicate_kind: dict[str, str]
+    supersedes: dict[str, str]  # newer id -> the older id it reverses
+    contradiction_kind: dict[str, str]
+    originals: frozenset[str]  # ids with planted near-duplicates
+    superseded: frozenset[str]  # ids a planted newer memory reverses
+
+    def cluster(self, memory_id: str) -> str | None:
+        """The original a memory belongs to (itself for an original), None outside the planted duplicates."""
+        if memory_id in self.duplicate_of:
+            return self.duplicate_of[memory_id]
+        return memory_id if memory_id in self.originals else None
+
+
+def _normalized(text: str) -> str:
+    """Text as the import compares it for "the same text twice" (``vault_engine.memory.normalize_text``)."""
+    return " ".join(unicodedata.normalize("NFKC", text.strip()).casefold().split())
+
+
+def _stamp(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+
+
+PLANT_EPOCH = 1_735_689_600  # 2025-01-01T00:00:00Z: base memories are created during 2025
+_DAY = 86_400
+
+
+def plant(generator: Generator, size: int, duplicate_share: float = 0.10, contradictions: int | None = None,
+          second_copy_share: float = 0.10) -> Planted:
+    """``size`` records: base memories, ``duplicate_share`` of ``size`` near-duplicates, fact pairs.
+
+    Every record is explicit with trust ``learned``; ``created`` and
+    ``updated`` are set so each original is older than its duplicates and each
+    contradicted fact older than the memory that reverses it.  Near-duplicates
+    copy base (long prose) memories; ``second_copy_share`` of the originals get
+    a second one; originals are of DUPLICATE_TYPES only.  Kinds follow
+    DUPLICATE_SHARES and cycle through CONTRADICTION_KINDS.
+    """
+    pairs = size // 50 if contradictions is None else contradictions
+    duplicates = round(size * duplicate_share)
+    base = size - duplicates - 2 * pairs
+    if base < 1 or duplicates > base:
+        raise ValueError(f"{size} records cannot hold {duplicates} near-duplicates and {pairs} contradiction pairs")
+    rng = random.Random(f"plant:{generator.seed}:{size}")
+
+    def created(index: int) -> float:
+        return PLANT_EPOCH + random.Random(f"created:{generator.seed}:{index}").uniform(0, 365 * _DAY)
+
+    records = []
+    born: dict[str, float] = {}
+    memories: dict[int, SyntheticMemory] = {}
+    for index in range(base):
+        memory = generator.memory(index)
+        memories[index] = memory
+        born[memory.id] = created(index)
+        stamp = _stamp(born[memory.id])
+        records.append({**memory.record, "authority": "explicit", "trust": "learned", "created": stamp,
+                        "updated": stamp})
+    second = round(duplicates * second_copy_share)
+    eligible = [index for index in range(base) if memories[index].type in DUPLICATE_TYPES]
+    if duplicates - second > len(eligible):
+        raise ValueError(f"{base} base records hold only {len(eligible)} memories of a type that merges")
+    originals = rng.sample(eligible, duplicates - second)
+    originals += rng.sample(originals, second)
+    kinds = [kind for kind, share in zip(DUPLICATE_KINDS, DUPLICATE_SHARES, strict=True)
+             for _ in range(round(share * duplicates))]
+    kinds = (kinds + [DUPLICATE_KINDS[-1]] * duplicates)[:duplicates]
+    rng.shuffle(kinds)
+    duplicate_of: dict[str, str] = {}
+    duplicate_kind: dict[str, str] = {}
+    texts: dict[str, set[str]] = {}  # original id -> its text and its duplicates' (as the import compares them)
+    for number, (index, kind) in enumerate(zip(originals, kinds, strict=True)):
+        original = memories[index]
+        dup_rng = random.Random(f"duplicate:{generator.seed}:{size}:{number}")
+        taken = texts.setdefault(original.id, {_normalized(original.record["body"])})
+        for _ in range(10):  # the import would fold a second copy with the same text into the first
+            record = near_duplicate(original, kind, dup_rng)
+            if _normalized(record["body"]) not in taken:
+                break
+        else:
+            raise RuntimeError(f"no distinct {kind} copy of {original.id}")
+        taken.add(_normalized(record["body"]))
+        record["id"] = generator.memory_id(10_000_000 + number)
+        moment = born[original.id] + dup_rng.uniform(1, 120) * _DAY + number  # later than the original
+        born[record["id"]] = moment
+        record.update(authority="explicit", trust="learned", created=_stamp(moment), updated=_stamp(moment))
+        records.append(record)
+        duplicate_of[record["id"]] = original.id
+        duplicate_kind[record["id"]] = kind
+    supersedes: dict[str, str] = {}
+    contradiction_kind: dict[str, str] = {}
+    for number in range(pairs):
+        kind = CONTRADICTION_KINDS[number % len(CONTRADICTION_KINDS)]
+        older, newer = fact_pair(generator, number, kind)
+        pair_rng = random.Random(f"fact-time:{generator.seed}:{number}")
+        first = PLANT_EPOCH + pair_rng.uniform(0, 300 * _DAY)
+        then = first + pair_rng.uniform(3, 150) * _DAY
+        older["id"] = generator.memory_id(20_000_000 + 2 * number)
+        newer["id"] = generator.memory_id(20_000_000 + 2 * number + 1)
+        for record, moment in ((older, first), (newer, then)):
+            record.update(authority="explicit", trust="learned", created=_stamp(moment), updated=_stamp(moment))
+            records.append(record)
+        supersedes[newer["id"]] = older["id"]
+        contradiction_kind[newer["id"]] = kind
+    return Planted(records, base, duplicate_of, duplicate_kind, supersedes, contradiction_kind,
+                   frozenset(duplicate_of.values()), frozenset(supersedes.values()))
 
 
 if __name__ == "__main__":  # print a few records: python scripts/synthetic.py [COUNT] [SEED]

@@ -72,12 +72,12 @@ class RetrievalSettings:
 
 @dataclass(frozen=True, slots=True)
 class ConsolidationSettings:
-    merge_similarity: float = 0.75
+    merge_similarity: float = 0.70
     review_similarity: float = 0.40
     crosslink_similarity: float = 0.60
     text_similarity: float = 0.5
     conflict_similarity: float = 0.55
-    conflict_text_similarity: float = 0.4
+    conflict_text_similarity: float = 0.6
     link_limit: int = 3
     neighbours: int = 10
 

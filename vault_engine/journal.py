@@ -89,9 +89,13 @@ class Journal:
             return []
         return sorted(p for p in self.folder.glob("*.jsonl") if not p.name.startswith("."))
 
-    def events(self) -> Iterator[Event]:
-        """Every readable event in order; torn or invalid lines become warnings."""
+    def events(self, kinds: Iterable[str] | None = None) -> Iterator[Event]:
+        """Every readable event in order (only those of ``kinds`` when given); torn or invalid lines
+        become warnings."""
         self.warnings = []
+        # A line is parsed only when it names one of the kinds (a cheap byte search first).
+        needles = tuple(f'"{kind}"'.encode() for kind in kinds) if kinds is not None else None
+        wanted = frozenset(kinds) if kinds is not None else None
         for path in self.files():
             try:
                 data = path.read_bytes()
@@ -101,6 +105,8 @@ class Journal:
             for number, raw in enumerate(lines, start=1):
                 if not raw.strip():
                     continue
+                if needles is not None and not any(needle in raw for needle in needles):
+                    continue
                 event = _read_line(raw)
                 if event is None:
                     # Only the last line can lack its "\n": that is a crash mid-append.
@@ -109,7 +115,8 @@ class Journal:
                     self.warnings.append(message)
                     log.warning("%s", message)
                     continue
-                yield event
+                if wanted is None or event.kind in wanted:
+                    yield event
 
     def _current_signature(self) -> tuple[tuple[str, int], ...]:
         out = []

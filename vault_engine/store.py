@@ -191,9 +191,10 @@ class Scan:
 def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
     """Yield (relative path, absolute path or None, problem or None) for every memory file."""
     real_root = root.resolve()
-    stack = [root]
+    stack: list[tuple[str, str]] = [(str(root), "")]  # (folder, its path relative to the root + "/")
     while stack:
-        folder = stack.pop()
+        folder, prefix = stack.pop()
+        at_root = not prefix
         try:
             items = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
@@ -202,7 +203,7 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
             name = item.name
             if name.startswith("."):
                 continue
-            rel = os.path.relpath(item.path, root).replace(os.sep, "/")
+            rel = prefix + name
             if item.is_symlink():
                 try:
                     target = Path(item.path).resolve()
@@ -214,10 +215,10 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
                 continue
             if item.is_dir():
                 # Only the vault's own folders are skipped: a project folder may be called "journal".
-                if folder == root and name in SKIP_DIRS:
+                if at_root and name in SKIP_DIRS:
                     continue
-                stack.append(Path(item.path))
-            elif name.endswith(".md") and name != INDEX_PAGE and not (folder == root and name in ROOT_FILES):
+                stack.append((item.path, rel + "/"))
+            elif name.endswith(".md") and name != INDEX_PAGE and not (at_root and name in ROOT_FILES):
                 if item.is_file():
                     yield rel, Path(item.path), None
                 else:  # a FIFO or device would block the reader forever

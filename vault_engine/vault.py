@@ -430,7 +430,7 @@ class Vault:
         from .governance.maintain import Executor, vetoes
         from .governance.tiers import admit
 
-        view = View.from_scan(scan, stamp, self.config, self.root, vetoes(self.journal.events()))
+        view = View.from_scan(scan, stamp, self.config, self.root, vetoes(self.journal))
         actions, memory, notice = admit(view, memory)
         if actions:
             executor = Executor(self, scan, stamp)
@@ -930,11 +930,11 @@ class Vault:
 
     @indexed
     def maintain(self, *, dry_run: bool = False, now: datetime | None = None,
-                 embedder: Embedder | None = None) -> MaintainReport:
+                 embedder: Embedder | None = None, replan: bool = False) -> MaintainReport:
         """Run the governance pipeline (see :mod:`vault_engine.governance.maintain`)."""
         from .governance.maintain import maintain
 
-        return maintain(self, dry_run=dry_run, now=now, embedder=embedder)
+        return maintain(self, dry_run=dry_run, now=now, embedder=embedder, replan=replan)
 
     def audit(self, *, now: datetime | None = None) -> Audit:
         """A read-only health report (see :mod:`vault_engine.governance.audit`)."""

@@ -205,7 +205,7 @@ def watch(
 
 def maintenance_due(vault: Vault, changed: int, now: float | None = None) -> str | None:
     """Why ``maintain`` should run now (None: not yet): the schedule, or a large batch of changes."""
-    from .governance.maintain import last_maintained
+    from .governance.settled import last_maintained
 
     settings = vault.config.watch
     if settings.maintain_after_changes > 0 and changed >= settings.maintain_after_changes:
@@ -220,7 +220,7 @@ def maintenance_due(vault: Vault, changed: int, now: float | None = None) -> str
 
 
 def _maintain(vault: Vault, model: Embedder, reason: str) -> WatchUpdate:
-    from .governance.maintain import mark_maintained
+    from .governance.settled import mark_maintained
 
     begin = time.perf_counter()
     try:

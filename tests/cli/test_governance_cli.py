@@ -15,7 +15,7 @@ from vault_engine.vault import Vault, now
 
 RunCli = Callable[..., Result]
 DEPLOY = "Deploys run from the main branch with make release."
-MAINTAIN_KEYS = {"dry_run", "actions", "counts", "events", "seconds", "notice"}
+MAINTAIN_KEYS = {"dry_run", "actions", "counts", "events", "seconds", "notice", "settled"}
 ACTION_KEYS = {"kind", "memory", "reason", "related", "changes", "trash", "create", "purge", "remove"}
 AUDIT_KEYS = {"hot", "hot_chars", "hot_budget", "tiers", "trash", "next_expiry", "episodes_uncompacted",
               "compaction_limit", "planned", "plan", "invalid", "index", "counts", "counts_ok"}
@@ -83,7 +83,10 @@ def test_maintain_dry_run_then_maintain(run_cli: RunCli, vault: Vault) -> None:
 
     again = run_cli("maintain")
     assert again.exit_code == 0
-    assert again.stdout.startswith("done: nothing to do in ") and "rollback" not in again.stdout
+    assert again.stdout.startswith("done: nothing to do (nothing changed since the last run that left nothing "
+                                   "to do) in ") and "rollback" not in again.stdout
+    replanned = run_cli("maintain", "--replan")
+    assert replanned.exit_code == 0 and replanned.stdout.startswith("done: nothing to do in ")
     replayed = run_cli("journal", "replay")
     assert replayed.exit_code == 0 and "found 0 differences" in replayed.stdout
 

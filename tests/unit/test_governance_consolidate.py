@@ -107,7 +107,7 @@ def test_merge_folds_everything_into_the_older_memory(make_vault: Callable[..., 
     assert absorbed.memory.proof_count == 3  # the trashed copy keeps its own counters
     assert scan.get("m-by-id").memory.links == ("m-old",)
     assert scan.get("m-by-stem").memory.links == ("m-old", "m-by-id")  # the wikilink by file stem too
-    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
     assert vault.replay_diff() == []
 
 
@@ -320,7 +320,7 @@ def test_supersede_through_maintain(make_vault: Callable[..., Vault]) -> None:
     old = vault.scan().get("m-old").memory
     assert (old.lifecycle, old.superseded_by, old.tier) == ("superseded", "m-new", "cold")
     assert vault.scan().get("m-new").memory.supersedes == "m-old"
-    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
     assert vault.replay_diff() == []
 
 
@@ -372,7 +372,7 @@ def test_tags_through_maintain(make_vault: Callable[..., Vault]) -> None:
     assert [(a.kind, a.memory) for a in report.actions] == [("tags", "m-b")]
     assert vault.scan().get("m-a").memory.tags == ("Deploy", "java")  # the shortest form in use is kept
     assert vault.scan().get("m-b").memory.tags == ("Deploy", "javascript")
-    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
 
 
 # ---------------------------------------------------------------- cross-links

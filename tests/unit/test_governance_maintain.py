@@ -92,8 +92,8 @@ def test_maintain_twice_the_second_run_plans_nothing(make_vault: Callable[..., V
         ("retire", "m-state"),
     ]
     assert first.applied and len(first.events) == 5
-    assert vault.maintain(now=NOW).actions == []
-    assert vault.maintain(now=NOW + timedelta(days=1)).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
+    assert vault.maintain(now=NOW + timedelta(days=1), replan=True).actions == []
     scan = vault.scan()
     assert "m-expired" not in scan.entries and "m-dup" in scan.entries and scan.get("m-dup").path.startswith("trash/")
     assert scan.get("m-fri").memory.lifecycle == "superseded" and scan.get("m-state").memory.tier == "cold"
@@ -137,7 +137,7 @@ def test_trash_expiry_with_an_injected_clock(make_vault: Callable[..., Vault]) -
     trashed = vault.scan().get(gone)
     assert trashed.memory.expires_at is not None and trashed.memory.trashed_at is not None
     forgotten_at = trashed.memory.trashed_at
-    assert vault.maintain(now=forgotten_at + timedelta(days=29)).actions == []
+    assert vault.maintain(now=forgotten_at + timedelta(days=29), replan=True).actions == []
     assert (vault.root / trashed.path).exists()
     report = vault.maintain(now=forgotten_at + timedelta(days=31))
     assert kinds(report) == [("expire", gone)]
@@ -156,7 +156,7 @@ def test_trash_expiry_with_an_injected_clock(make_vault: Callable[..., Vault]) -
         vault.rollback(gone)
     with pytest.raises(NothingToUndo, match="purged expired trash"):
         vault.rollback(event_id=govern[0].id)
-    assert vault.maintain(now=forgotten_at + timedelta(days=31)).actions == []
+    assert vault.maintain(now=forgotten_at + timedelta(days=31), replan=True).actions == []
 
 
 # ---------------------------------------------------------------- decay
@@ -189,7 +189,7 @@ def test_decay_trashes_old_inferred_low_importance_cold_memories_only(make_vault
     assert entry.memory.extra["trash_reason"] == "decay"
     assert entry.memory.expires_at == NOW + timedelta(days=30)
     assert not (vault.root / "memories/global/faded.md").exists()
-    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
 
 
 # ---------------------------------------------------------------- compaction
@@ -227,14 +227,14 @@ def test_compaction_digests_the_oldest_episodes_and_keeps_them(make_vault: Calla
             assert (vault.root / paths[member]).read_text(encoding="utf-8") == (
                 old[:end] + f"\ncompacted_into: {digest_id}" + old[end:])
     assert (vault.root / paths[episodes[4]]).read_text(encoding="utf-8") == before[episodes[4]]
-    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
     assert vault.replay_diff() == []
 
 
 def test_no_compaction_at_or_under_the_limit(make_vault: Callable[..., Vault]) -> None:
     vault = fake_vault(make_vault, {"memvault.toml": "[compaction]\nmax_cold = 3\ntarget_cold = 1\n"})
     add_episodes(vault, 3)
-    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
 
 
 # ---------------------------------------------------------------- interrupted moves
@@ -276,7 +276,7 @@ def test_a_crash_between_write_and_remove_of_a_merge_is_finished_next_run(
     assert not (vault.root / "memories/global/deploys-again.md").exists()
     assert scan.get("m-old").memory.proof_count == 5  # not counted twice
     assert [e["merged"] for e in scan.get("m-old").memory.evidence if "merged" in e] == ["m-dup"]
-    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
     # The merge was journalled before its files changed: it survives the crash and can be undone.
     [merge] = [e for e in govern_events(vault) if e.payload["kind"] == "merge"]
     assert merge.payload["moved"] == {"m-dup": {"from": "memories/global/deploys-again.md",
@@ -311,7 +311,7 @@ def test_copies_with_different_text_are_left_alone(make_vault: Callable[..., Vau
         "memories/global/a.md": md("m-same", "Printer", "The printer jams on A3."),
         "memories/global/b.md": md("m-same", "Printer", "The printer jams on A4 now."),
     })
-    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
     assert (vault.root / "memories/global/a.md").exists() and (vault.root / "memories/global/b.md").exists()
 
 
@@ -600,5 +600,52 @@ def test_a_long_idle_hot_memory_moved_cold_decays_in_the_same_run(make_vault: Ca
     first = vault.maintain(now=NOW)
     assert kinds(first) == [("retire", "m-state"), ("overflow", "m-rule"), ("decay", "m-rule"),
                             ("decay", "m-state")]
-    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []
     assert sorted(e.memory.id for e in vault.scan().trashed()) == ["m-rule", "m-state"]
+
+
+# ---------------------------------------------------------------- settled vaults
+
+
+def test_a_settled_vault_is_not_planned_again_until_a_file_changes(make_vault: Callable[..., Vault]) -> None:
+    files, _ = SCENARIOS["merge"]
+    vault = fake_vault(make_vault, files)
+    first = vault.maintain(now=NOW)
+    assert kinds(first) == [("merge", "m-old")] and not first.settled
+    second = vault.maintain(now=NOW)
+    assert second.settled and second.actions == []
+    assert vault.maintain(now=NOW, replan=True).actions == []  # planning in full agrees
+    assert vault.maintain(now=NOW, dry_run=True).settled
+    (vault.root / "memories/global/deploys-copy.md").write_text(
+        md("m-copy", "Deploys", DEPLOY + " Always.", created=at(-1)), encoding="utf-8")
+    third = vault.maintain(now=NOW)
+    assert not third.settled and kinds(third) == [("merge", "m-old")]
+    assert third.actions[0].related == ("m-copy",)
+
+
+def test_a_settled_vault_is_planned_again_when_the_clock_makes_a_step_due(
+        make_vault: Callable[..., Vault]) -> None:
+    vault = fake_vault(make_vault, {
+        "memories/global/printer.md": md("m-printer", "Printer", "The printer jams on A3.", created=at(-30)),
+    })
+    vault.forget("m-printer")
+    expires = vault.scan().get("m-printer").memory.expires_at
+    assert expires is not None
+    assert vault.maintain(now=NOW).actions == []
+    assert vault.maintain(now=expires - timedelta(hours=1)).settled
+    due = vault.maintain(now=expires + timedelta(hours=1))
+    assert not due.settled and kinds(due) == [("expire", "m-printer")]
+
+
+def test_a_rollback_or_a_setting_change_unsettles_the_vault(make_vault: Callable[..., Vault]) -> None:
+    files, _ = SCENARIOS["merge"]
+    vault = fake_vault(make_vault, files)
+    vault.maintain(now=NOW)
+    assert vault.maintain(now=NOW).settled
+    vault.rollback("m-dup")  # the journal grows: the vault is no longer as the settled run left it
+    after_rollback = vault.maintain(now=NOW)
+    # The merge stays vetoed; the two are related, so they are linked instead.
+    assert not after_rollback.settled and kinds(after_rollback) == [("link", "m-dup"), ("link", "m-old")]
+    assert vault.maintain(now=NOW).settled
+    (vault.root / "memvault.toml").write_text("[consolidation]\nlink_limit = 1\n", encoding="utf-8")
+    assert not Vault(vault.root, embedder=HashEmbedder()).maintain(now=NOW).settled

@@ -217,13 +217,13 @@ def test_maintain_retires_an_old_state_with_an_injected_clock(make_vault: Callab
                                       tier="hot", created=stamp(created - timedelta(days=300))),
     }).root
     vault = Vault(root, embedder=HashEmbedder())
-    assert vault.maintain(now=created + timedelta(days=6)).actions == []
+    assert vault.maintain(now=created + timedelta(days=6), replan=True).actions == []
     report = vault.maintain(now=created + timedelta(days=8))
     assert [(a.kind, a.memory) for a in report.actions] == [("retire", "m-state")]
     scan = vault.scan()
     assert scan.get("m-state").memory.tier == "cold" and scan.get("m-rule").memory.tier == "hot"
     assert govern_kinds(vault) == [("retire", "m-state")]
-    assert vault.maintain(now=created + timedelta(days=40)).actions == []
+    assert vault.maintain(now=created + timedelta(days=40), replan=True).actions == []
 
 
 # ---------------------------------------------------------------- admission on add

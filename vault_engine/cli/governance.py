@@ -12,11 +12,13 @@ from .options import Settings, common, emit
 
 @cli.command()
 @click.option("--dry-run", is_flag=True, help="Print the plan; change nothing.")
+@click.option("--replan", is_flag=True,
+              help="Plan in full even when nothing changed since a run that left nothing to do.")
 @common
 @click.pass_obj
-def maintain(settings: Settings, dry_run: bool) -> None:
+def maintain(settings: Settings, dry_run: bool, replan: bool) -> None:
     """Repair, expire trash, consolidate, decay, compact and balance the hot tier (idempotent)."""
-    report = settings.open_vault(write=not dry_run).maintain(dry_run=dry_run)
+    report = settings.open_vault(write=not dry_run).maintain(dry_run=dry_run, replan=replan)
     data = {
         "dry_run": dry_run,
         "actions": [a.to_json() for a in report.actions],
@@ -24,6 +26,7 @@ def maintain(settings: Settings, dry_run: bool) -> None:
         "events": report.events,
         "seconds": round(report.seconds, 3),
         "notice": report.notice,
+        "settled": report.settled,
     }
     if report.notice and not settings.as_json:
         click.echo(report.notice, err=True)
@@ -32,6 +35,8 @@ def maintain(settings: Settings, dry_run: bool) -> None:
         for action in report.actions:
             click.echo(action.describe())
         counts = ", ".join(f"{k} {v}" for k, v in report.counts().items()) or "nothing to do"
+        if report.settled:
+            counts += " (nothing changed since the last run that left nothing to do)"
         if dry_run:
             click.echo(f"plan: {counts} (dry run: nothing changed)")
         else:

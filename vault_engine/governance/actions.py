@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -192,8 +192,10 @@ class View:
                 if change.id in active:
                     active[change.id] = with_values(active[change.id], change.after)
             for memory_id in action.trash:
-                if memory_id in active:
-                    trashed[memory_id] = active.pop(memory_id).replace(trashed_at=self.now)
+                if memory_id in active:  # as Vault.move_to_trash writes it
+                    trashed[memory_id] = active.pop(memory_id).replace(
+                        trashed_at=self.now, expires_at=self.now + timedelta(days=self.config.vault.trash_days),
+                        trashed_from=paths.get(memory_id))
             for memory_id in action.purge:
                 trashed.pop(memory_id, None)
             if action.kind == "repair":

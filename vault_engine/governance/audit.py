@@ -100,7 +100,7 @@ def audit(vault: Vault, *, now: datetime | None = None) -> Audit:
 
     stamp = now or clock()
     scan = vault.scan()
-    view = View.from_scan(scan, stamp, vault.config, vault.root, vetoes(vault.journal.events()))
+    view = View.from_scan(scan, stamp, vault.config, vault.root, vetoes(vault.journal))
     repairs = plan_repair(view)  # as maintain: interrupted moves are finished before the plan
     view = after_repairs(view, repairs)
     actions = repairs + plan(view, load_similarity(vault, view))

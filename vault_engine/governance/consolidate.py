@@ -24,11 +24,12 @@ Episodes and documents (raw records, digests included) never merge or supersede.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
 
-from ..memory import TRUSTS, Memory
+from ..memory import TRUSTS, Memory, normalize_text
 from .actions import Action, Change, View, merge_changes
 from .classify import moment_key
 from .similarity import Similarity, group_of, text_similarity, words
@@ -37,17 +38,18 @@ TRUST_RANK = {t: len(TRUSTS) - n for n, t in enumerate(TRUSTS)}  # system 3 > le
 LIFECYCLE_RANK = {"superseded": 0, "trial": 1, "proven": 2}
 
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nothing|neither|nor|cannot|can't|don't|doesn't|didn't|isn't|aren't|wasn't|"
-    r"weren't|won't|wouldn't|shouldn't|mustn't|without|stopped|disabled|deprecated|dropped|abandoned)\b",
+    r"\b(?:not|no|never|none|nothing|neither|nor|cannot|\w+n't|without|stopped|disabled|deprecated|dropped|"
+    r"abandoned|avoids?|avoided|avoiding|lacks?|lacking|refrain|refrains)\b",
     re.I,
 )
 _UPDATE = re.compile(
-    r"\b(?:no longer|not anymore|any ?more|instead of|switched (?:to|from)|changed (?:to|from)|"
-    r"moved (?:to|from)|replaced (?:by|with)|from now on|as of now|now uses?|nowadays|actually|"
-    r"(?:is|are|was) now|has been changed|superseded)\b",
+    r"\b(?:no longer|any ?more|instead|switched|switching|moved|migrated|changed|replaced|now|nowadays|"
+    r"from now on|as of)\b",
     re.I,
 )
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_COUNTERPART = 0.5  # word overlap at which two sentences state the same thing
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +89,10 @@ def candidate_pairs(view: View, similarity: Similarity, floor: float) -> list[Pa
     for memory_id in sorted(governed):
         a = governed[memory_id]
         for other_id, cosine in similarity.neighbours(memory_id):
+            if cosine < floor:
+                break  # neighbours come best first
             b = governed.get(other_id)
-            if b is None or cosine < floor or group_of(a) != group_of(b) or a.type != b.type:
+            if b is None or group_of(a) != group_of(b) or a.type != b.type:
                 continue
             key = (min(a.id, b.id), max(a.id, b.id))
             if key in seen:
@@ -100,19 +104,53 @@ def candidate_pairs(view: View, similarity: Similarity, floor: float) -> list[Pa
     return out
 
 
+def _sentences(memory: Memory) -> list[str]:
+    text = f"{memory.title}\n{memory.body}"
+    return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
+
+
+def _content(sentence: str) -> Counter[str]:
+    """The words of a sentence without negations, update markers and numbers: what it is about."""
+    return words(_NUMBER.sub(" ", _UPDATE.sub(" ", _NEGATION.sub(" ", sentence))))
+
+
+def _overlap(a: Counter[str], b: Counter[str]) -> float:
+    total = sum(a.values()) + sum(b.values())
+    return 2 * sum((a & b).values()) / total if total else 0.0
+
+
 def contradicts(older: Memory, newer: Memory) -> str | None:
-    """Why ``newer`` reverses ``older`` (None when it does not): negation, an update marker, other numbers."""
-    old_text, new_text = f"{older.title}\n{older.body}", f"{newer.title}\n{newer.body}"
-    old_neg, new_neg = len(_NEGATION.findall(old_text)), len(_NEGATION.findall(new_text))
-    if (old_neg == 0) != (new_neg == 0):
-        return "one states what the other negates"
-    if _UPDATE.search(new_text) and not _UPDATE.search(old_text):
-        return "the newer one marks a change"
-    old_numbers, new_numbers = set(_NUMBER.findall(old_text)), set(_NUMBER.findall(new_text))
-    if old_numbers and new_numbers and old_numbers != new_numbers:
-        old_words = words(_NUMBER.sub(" ", old_text))
-        new_words = words(_NUMBER.sub(" ", new_text))
-        if old_words == new_words:
+    """Why ``newer`` reverses ``older`` (None when it does not).
+
+    Sentence by sentence: each sentence of the newer memory that the older one
+    does not contain is paired with the older sentence that says the most
+    nearly the same thing (word overlap without negations, update markers and
+    numbers >= 0.5).  The pair is a reversal when one side negates and the
+    other does not, when the newer side marks a change ("no longer",
+    "switched", "now", ...) about something else, or when only numbers differ.
+    A sentence dropped or added without a counterpart is an omission, not a
+    reversal, and rewording that keeps a negation on both sides is a paraphrase.
+    """
+    old_sentences, new_sentences = _sentences(older), _sentences(newer)
+    old_seen = {normalize_text(s) for s in old_sentences}
+    new_seen = {normalize_text(s) for s in new_sentences}
+    old_changed = [(s, _content(s)) for s in old_sentences if normalize_text(s) not in new_seen]
+    if not old_changed:
+        return None
+    for sentence in new_sentences:
+        if normalize_text(sentence) in old_seen:
+            continue
+        content = _content(sentence)
+        overlap, counterpart, counterpart_content = max(
+            ((_overlap(content, c), t, c) for t, c in old_changed), key=lambda item: item[0])
+        if overlap < _COUNTERPART:
+            continue
+        if (_NEGATION.search(sentence) is None) != (_NEGATION.search(counterpart) is None):
+            return "one states what the other negates"
+        if _UPDATE.search(sentence) and not _UPDATE.search(counterpart) and content != counterpart_content:
+            return "the newer one marks a change"
+        numbers, old_numbers = set(_NUMBER.findall(sentence)), set(_NUMBER.findall(counterpart))
+        if numbers and old_numbers and numbers != old_numbers and content == counterpart_content:
             return "the same statement with other values"
     return None
 
@@ -327,7 +365,9 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
         return x
 
     pairs = {}
-    for pair in candidate_pairs(view, similarity, settings.review_similarity):
+    # 0.6 * cosine + 0.4 * words reaches merge_similarity only from this cosine up (words <= 1).
+    floor = max(settings.review_similarity, (settings.merge_similarity - 0.4) / 0.6)
+    for pair in candidate_pairs(view, similarity, floor):
         if pair.combined < settings.merge_similarity or pair.text < settings.text_similarity:
             continue
         if contradicts(pair.older, pair.newer):
@@ -393,7 +433,10 @@ def plan_links(view: View, similarity: Similarity) -> list[Action]:
     Each memory's candidates are its ``link_limit`` closest neighbours at or
     above ``crosslink_similarity``; two memories link when each is among the
     other's candidates.  So no memory gains more than ``link_limit`` links in
-    a run, and a second run finds the same pairs already linked.
+    a run, and a second run finds the same pairs already linked.  A neighbour
+    that may not be linked (superseded, trashed, a digest) still takes its
+    place among the closest: otherwise trashing it would promote a farther one
+    and the next run would link anew.
     """
     settings = view.config.consolidation
     # A digest links to its episodes already; digests are written after this step, so linking them
@@ -404,13 +447,12 @@ def plan_links(view: View, similarity: Similarity) -> list[Action]:
     for memory_id in sorted(governed):
         memory = governed[memory_id]
         picks: dict[str, float] = {}
-        for other_id, cosine in similarity.neighbours(memory_id):
-            if len(picks) >= settings.link_limit or cosine < settings.crosslink_similarity:
-                break
+        closest = [(i, c) for i, c in similarity.neighbours(memory_id)
+                   if c >= settings.crosslink_similarity and i != memory_id][: settings.link_limit]
+        for other_id, cosine in closest:
             other = governed.get(other_id)
-            if other is None or other_id == memory_id or group_of(other) != group_of(memory):
-                continue
-            picks[other_id] = cosine
+            if other is not None and group_of(other) == group_of(memory):
+                picks[other_id] = cosine
         top[memory_id] = picks
     added: dict[str, list[str]] = {}
     reasons: dict[tuple[str, str], float] = {}

@@ -18,23 +18,23 @@ event the next run completes (the repair step finishes a half-done move);
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import fsio, store
 from ..errors import IndexStale, NothingToUndo, VaultError
-from ..journal import Event
+from ..journal import Event, Journal
 from ..memory import Memory, ParsedFile, memory_text, text_digest
 from ..store import Entry
 from .actions import TUPLE_FIELDS, Action, View, field_value, from_json, with_values
 from .compaction import plan_compaction
 from .consolidate import plan_links, plan_merges, plan_supersede, plan_tags
 from .forgetting import after_repairs, plan_decay, plan_expiry, plan_repair
+from .settled import fingerprint, is_settled, mark_maintained, next_due
+from .settled import last_maintained as last_maintained  # re-exported: the watcher's schedule
 from .similarity import Neighbours, Similarity, gist_vectors
 from .tiers import plan_overflow, plan_retire
 
@@ -64,6 +64,7 @@ class MaintainReport:
     events: list[str] = field(default_factory=list)
     seconds: float = 0.0
     notice: str | None = None
+    settled: bool = False  # nothing changed since a run that left nothing to do: planning was skipped
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -85,7 +86,10 @@ def load_similarity(vault: Vault, view: View, embedder: Embedder | None = None) 
     if not path.exists():
         return _NoNeighbours()
     model = embedder if embedder is not None else vault.embedder()
-    memories = list(view.governed())
+    # Neighbours are found among every memory with vectors, superseded and trashed ones included, so a
+    # memory this run supersedes or trashes keeps its place in the others' lists and the next run, with
+    # the same vectors, finds the same candidates (planners skip the ones they may not touch).
+    memories = [m for m in (*view.active.values(), *view.trashed.values()) if not m.plain]
     try:
         vectors = VectorStore(path, model.name, model.dim)
         try:
@@ -99,17 +103,15 @@ def load_similarity(vault: Vault, view: View, embedder: Embedder | None = None) 
     return Neighbours(found, memories, k=settings.neighbours, floor=floor)
 
 
-def vetoes(events: Iterable[Event]) -> frozenset[tuple[str, frozenset[str]]]:
+def vetoes(journal: Journal) -> frozenset[tuple[str, frozenset[str]]]:
     """Keys of the governance actions a person rolled back: maintain does not plan them again."""
-    governs: dict[str, Event] = {}
+    undone_ids = {str(e.payload.get("undoes")) for e in journal.events(("rollback",))
+                  if e.payload.get("kind") == "govern"}
+    if not undone_ids:  # the usual case: one cheap pass over the journal
+        return frozenset()
     out = set()
-    for event in events:
-        if event.kind == "govern":
-            governs[event.id] = event
-        elif event.kind == "rollback" and event.payload.get("kind") == "govern":
-            undone = governs.get(str(event.payload.get("undoes")))
-            if undone is None:
-                continue
+    for undone in journal.events(("govern",)):
+        if undone.id in undone_ids:
             p = undone.payload
             related = [str(x) for x in p.get("related") or []]
             kind = str(p.get("kind"))
@@ -217,13 +219,23 @@ class Executor:
 
 def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None,
              steps: Iterable[str] | None = None, similarity: Similarity | None = None,
-             embedder: Embedder | None = None) -> MaintainReport:
-    """Plan the whole pipeline; unless ``dry_run``, apply it (see the module docstring)."""
+             embedder: Embedder | None = None, replan: bool = False) -> MaintainReport:
+    """Plan the whole pipeline; unless ``dry_run``, apply it (see the module docstring).
+
+    A vault left settled by an earlier run (see :mod:`.settled`) is not planned
+    again unless ``replan``; partial runs (``steps``) and injected
+    ``similarity`` always plan and never mark the vault settled.
+    """
     from ..vault import now as clock
 
     started = time.perf_counter()
     stamp = now or clock()
     notice = None
+    whole = steps is None and similarity is None
+    if whole and not replan:
+        with vault.lock.hold():
+            if is_settled(vault, stamp):
+                return MaintainReport([], applied=not dry_run, seconds=time.perf_counter() - started, settled=True)
     if similarity is None and (steps is None or {"supersede", "merge", "link"} & set(steps)):
         try:
             vault.sync(embedder=embedder)
@@ -231,7 +243,7 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
             notice = f"notice: indexes not updated before planning ({exc}); near-duplicates may be missed"
     with vault.lock.hold():
         scan = vault.scan()
-        vetoed = vetoes(vault.journal.events())
+        vetoed = vetoes(vault.journal)
         view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
         repairs = plan_repair(view)
         repaired: list[Event] = []
@@ -252,7 +264,12 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
             for action in actions:
                 report.events.append(executor.apply(action).id)
         if not dry_run:
-            mark_maintained(vault.root)
+            settled, due = None, None
+            if whole:  # settled when nothing is left to do: planning the result again finds nothing
+                after = view.after(actions)
+                if not actions or not plan(after, similarity):
+                    settled, due = fingerprint(vault), next_due(after)
+            mark_maintained(vault.root, settled=settled, due=due)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -262,25 +279,6 @@ def _expiry_events(action: Action, event: Event) -> list[Event]:
     tombstones = event.payload.get("tombstones", {})
     return [Event("trash-expire", memory_id, {"permanent": False, "by": event.id, **tombstones.get(memory_id, {})})
             for memory_id in action.purge]
-
-
-# ---------------------------------------------------------------- schedule
-
-STATE_FILE = "maintain.json"
-
-
-def last_maintained(root: Path) -> float | None:
-    """When ``maintain`` last ran on the vault (epoch seconds), from ``.memvault/maintain.json``."""
-    try:
-        data = json.loads((root / store.STATE_DIR / STATE_FILE).read_text(encoding="utf-8"))
-        return float(data["last_run"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def mark_maintained(root: Path, when: float | None = None) -> None:
-    stamp = time.time() if when is None else when
-    fsio.write_atomic(root / store.STATE_DIR / STATE_FILE, json.dumps({"last_run": stamp}) + "\n")
 
 
 # ---------------------------------------------------------------- undo

@@ -45,13 +45,22 @@ def stated(memory: Memory) -> str:
     return f"{memory.title}\n{memory.summary}\n{memory.body.strip()}"
 
 
+@lru_cache(maxsize=65536)
+def _bag(text: str) -> tuple[dict[str, int], int]:
+    counts = _words_of(text)
+    return dict(counts), sum(counts.values())
+
+
+@lru_cache(maxsize=262144)  # the supersede and merge steps judge mostly the same pairs
 def text_similarity(a: Memory, b: Memory) -> float:
     """Dice overlap of the words of two memories, in [0, 1] (word order ignored)."""
-    wa, wb = _words_of(stated(a)), _words_of(stated(b))
-    total = sum(wa.values()) + sum(wb.values())
-    if not total:
+    (wa, na), (wb, nb) = _bag(stated(a)), _bag(stated(b))
+    if not na + nb:
         return 0.0
-    return 2 * sum((wa & wb).values()) / total
+    if len(wa) > len(wb):
+        wa, wb = wb, wa
+    shared = sum(min(n, wb.get(word, 0)) for word, n in wa.items())
+    return 2 * shared / (na + nb)
 
 
 def group_of(memory: Memory) -> tuple[str, str]:
