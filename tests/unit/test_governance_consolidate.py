@@ -229,6 +229,10 @@ def test_merge_drops_the_survivors_links_to_itself_and_to_the_absorbed() -> None
     ("The build uses webpack for bundling.", "The build switched to vite for bundling.", "marks a change"),
     ("The API listens on port 8080 in production.", "The API listens on port 9090 in production.",
      "other values"),
+    ("The billing service uses MySQL for invoices.", "The billing service moved its invoices from MySQL to Postgres.",
+     "marks a change"),
+    ("Setup: clone the repo. The API returns JSON errors. Ask Ana for access.",
+     "Setup: clone the repo. The API doesn't return JSON errors. Ask Ana for access.", "negates"),
 ])
 def test_contradictions(old: str, new: str, why: str) -> None:
     reason = contradicts(mem("m-a", old), mem("m-b", new))
@@ -239,6 +243,16 @@ def test_contradictions(old: str, new: str, why: str) -> None:
     ("The API returns JSON errors.", "The API returns errors as JSON."),
     ("The API listens on port 8080 in production.", "The API listens on port 8080 in production, behind nginx."),
     ("We deploy on Fridays.", "We deploy on Fridays."),
+    # a negated sentence dropped is an omission, not a reversal
+    ("Deploys run from main. Never deploy on Fridays. Tag every release.",
+     "Deploys run from main. Tag every release."),
+    # the negation reworded keeps it on both sides: a paraphrase
+    ("The worker could not reach the queue during the outage.",
+     "The worker couldn't reach the queue during the outage."),
+    ("Never push to main without a review.", "Avoid pushing to main without a review."),
+    # an update marker in an unrelated sentence of a long note
+    ("The cache sits in front of the API. Tokens expire after an hour.",
+     "The cache sits in front of the API. Tokens expire after an hour. The old proxy was replaced by nginx."),
 ])
 def test_no_contradiction(old: str, new: str) -> None:
     assert contradicts(mem("m-a", old), mem("m-b", new)) is None
