@@ -252,16 +252,7 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
         p = event.payload
         if event.kind in ("add", "import"):
             s = state(event.memory)
-            s.lifecycle = str(p.get("lifecycle", s.lifecycle))
-            s.authority = str(p.get("authority", s.authority))
-            proof = p.get("proof_count")
-            if isinstance(proof, int) and not isinstance(proof, bool) and proof >= 0:
-                s.proof_count = proof
-            counts = p.get("applied")
-            if isinstance(counts, dict):
-                for outcome, number in counts.items():
-                    if outcome in s.applied and isinstance(number, int) and not isinstance(number, bool):
-                        s.applied[outcome] = number
+            _take(s, p)
             set_status(s, "active")
         elif event.kind == "evidence":
             state(event.memory).proof_count += 1
@@ -314,14 +305,14 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
     return states
 
 
-def _seed(s: MemoryState, values: dict[str, Any]) -> None:
-    """A state from a ``govern`` event's baseline: what a memory the journal never saw held."""
+def _take(s: MemoryState, values: dict[str, Any]) -> None:
+    """Lifecycle, authority, supersession and counters as an event's ``values`` state them (others kept)."""
     if isinstance(values.get("lifecycle"), str):
         s.lifecycle = values["lifecycle"]
     if values.get("authority") in ("explicit", "inferred"):
         s.authority = str(values["authority"])
-    if isinstance(values.get("superseded_by"), str):
-        s.superseded_by = values["superseded_by"]
+    if "superseded_by" in values:
+        s.superseded_by = values["superseded_by"] if isinstance(values["superseded_by"], str) else None
     proof = values.get("proof_count")
     if isinstance(proof, int) and not isinstance(proof, bool) and proof >= 0:
         s.proof_count = proof
@@ -346,7 +337,7 @@ def _replay_govern(payload: dict[str, Any], states: dict[str, MemoryState], set_
     if not undo and isinstance(baseline, dict):
         for memory_id, values in baseline.items():
             if isinstance(values, dict) and memory_id not in states:
-                _seed(state(memory_id), values)
+                _take(state(memory_id), values)
     changes = payload.get("changes")
     if isinstance(changes, dict):
         for memory_id, change in changes.items():
@@ -355,19 +346,7 @@ def _replay_govern(payload: dict[str, Any], states: dict[str, MemoryState], set_
             values = change.get("before" if undo else "after")
             if not isinstance(values, dict):
                 continue
-            s = state(memory_id)
-            if isinstance(values.get("lifecycle"), str):
-                s.lifecycle = values["lifecycle"]
-            if "superseded_by" in values:
-                s.superseded_by = values["superseded_by"] if isinstance(values["superseded_by"], str) else None
-            proof = values.get("proof_count")
-            if isinstance(proof, int) and not isinstance(proof, bool):
-                s.proof_count = proof
-            counts = values.get("applied")
-            if isinstance(counts, dict):
-                for outcome, number in counts.items():
-                    if outcome in s.applied and isinstance(number, int) and not isinstance(number, bool):
-                        s.applied[outcome] = number
+            _take(state(memory_id), values)
     for memory_id in payload.get("trash") or []:
         if isinstance(memory_id, str):
             set_status(state(memory_id), "active" if undo else "trashed")
