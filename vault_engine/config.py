@@ -121,6 +121,7 @@ class IngestSettings:
     chunk_size: int = 2000
     overlap: int = 200
     tool_output_min_chars: int = 1500
+    load_chars: int = 6000
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +211,7 @@ def _coerce(value: Any, current: Any, where: str, path: Path | None, from_env: b
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "retrieval.vector_fusion": ("max", "lanes"),
+    "llm.provider": ("auto", "offline", "anthropic"),
 }
 
 

@@ -115,3 +115,12 @@ class ModelUnavailable(VaultError):
 
 class IndexStale(VaultError):
     """A derived index is missing, corrupt or from another version; rebuild it from the files."""
+
+
+class LlmUnavailable(VaultError):
+    """The language model could not answer (no key, network, rate limit, timeout, an unusable reply).
+
+    Callers keep their input and retry later; nothing is lost.
+    """
+
+    exit_code = 75  # temporary: retry later

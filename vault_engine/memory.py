@@ -542,6 +542,44 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
 
 
+# The detailed summary the engine caches at the end of a body (see vault_engine/detail.py):
+# "## Detail", a marker naming the digest of the text before it, then the summary.
+DETAIL_HEADING = "## Detail"
+_DETAIL = re.compile(
+    r"(?:\A|(?<=\n))## Detail\n\n<!-- memvault:detail sha256:([0-9a-f]{64}) chars:([0-9]{1,12}) -->\n(.*)\Z", re.S)
+
+
+def split_detail(body: str) -> tuple[str, str | None, bool]:
+    """(the body without the cached detail section, the detail text, whether the detail is current).
+
+    The section's marker names the length and digest of the text before it, so
+    that text comes back byte for byte; after an edit the marker no longer fits
+    and the detail is stale (the text before the heading, blank lines aside, is
+    returned as the body).
+    """
+    match = _DETAIL.search(body)
+    if match is None:
+        return body, None, False
+    detail, size = match.group(3).strip(), int(match.group(2))
+    raw = body[:size]
+    fresh = (
+        size <= match.start()
+        and body[size : match.start()] in ("", "\n", "\n\n")
+        and hashlib.sha256(raw.encode("utf-8")).hexdigest() == match.group(1)
+    )
+    if not fresh:
+        raw = body[: match.start()].rstrip("\n") + "\n" if body[: match.start()].strip() else ""
+    return raw, detail, fresh
+
+
+def with_detail(raw: str, detail: str) -> str:
+    """``raw``, byte for byte, followed by a detail section for it."""
+    separator = "" if not raw else ("\n" if raw.endswith("\n") else "\n\n")
+    digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()
+    marker = f"<!-- memvault:detail sha256:{digest} chars:{len(raw)} -->"
+    return f"{raw}{separator}{DETAIL_HEADING}\n\n{marker}\n{detail.strip()}\n"
+
+
 def memory_text(memory: Memory) -> str:
-    """The text a memory states: its body, else its summary, else its title."""
-    return memory.body.strip() or memory.summary or memory.title
+    """The text a memory states: its body (a cached detail section aside), else its summary, else its title."""
+    return split_detail(memory.body)[0].strip() or memory.summary or memory.title

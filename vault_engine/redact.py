@@ -16,15 +16,25 @@ _PATTERNS = [
     re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
     re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
     re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b"),
+    re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}"),  # Authorization: Bearer <token>
+    re.compile(r"(?<=[A-Za-z0-9+.-]://)[^/\s:@]+:[^/\s@]+(?=@)"),  # user:password@ in a URL
 ]
 _ASSIGNMENT = re.compile(
     r"(?i)\b((?:api[_-]?key|secret|password|passwd|access[_-]?token|auth[_-]?token|token)\s*[:=]\s*)"
-    r"(['\"]?)([^\s'\"]{8,})\2"
+    r"(['\"]?)(?!\[REDACTED\])([^\s'\"]{8,})\2"
 )
 
 
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``."""
+    return redact_counted(text)[0]
+
+
+def redact_counted(text: str) -> tuple[str, int]:
+    """``text`` with every recognised secret replaced by ``[REDACTED]``, and how many were replaced."""
+    total = 0
     for pattern in _PATTERNS:
-        text = pattern.sub(REDACTED, text)
-    return _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}{m.group(2)}", text)
+        text, count = pattern.subn(REDACTED, text)
+        total += count
+    text, count = _ASSIGNMENT.subn(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}{m.group(2)}", text)
+    return text, total + count

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from .governance.audit import Audit
     from .governance.maintain import MaintainReport
     from .index.embedder import Embedder
+    from .llm.base import Llm
     from .search import Searcher, SearchRequest, SearchResult
     from .sync import Progress, SyncReport
 
@@ -77,7 +78,7 @@ def indexed(method: Callable[P, R]) -> Callable[P, R]:
         finally:
             self._nesting.depth = depth
         if depth == 0:  # the outermost write syncs once, after releasing the writer lock
-            self._after_write(touched)
+            self.after_write(touched)
         return result
 
     return wrapper
@@ -201,6 +202,7 @@ class Vault:
         self._searcher: Searcher | None = None
         self.last_sync: SyncReport | None = None
         self._embedder = embedder
+        self._llm: Llm | None = None
 
     @classmethod
     def open(cls, explicit: Path | None = None, *, auto_sync: bool = False,
@@ -222,7 +224,16 @@ class Vault:
             self._embedder = shared_embedder(self.config.embedding, self.root / store.STATE_DIR / "models")
         return self._embedder
 
-    def _after_write(self, touched: Iterable[Path]) -> None:
+    def llm(self) -> Llm:
+        """The language model of this vault (``[llm]``; offline without a key), chosen once per vault."""
+        if self._llm is None:
+            from .llm.select import select
+
+            self._llm = select(self.config.llm, load_chars=self.config.ingest.load_chars)
+        return self._llm
+
+    def after_write(self, touched: Iterable[Path]) -> None:
+        """Sync the indexes for files just written (when the vault syncs automatically)."""
         if not self.auto_sync:
             return
         rels = []

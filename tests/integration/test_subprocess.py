@@ -114,6 +114,7 @@ def test_end_to_end(memvault_proc: Run, tmp_path: Path) -> None:
 
     shown = memvault_proc("show", memory_id, "--depth", "2", env={"MEMVAULT_DIR": str(root)})
     assert shown.returncode == 0 and "Use pytest fixtures, never setUp" in shown.stdout
+    assert "\ndetail: " in shown.stdout  # made offline on this first request and cached in the file
 
     forgotten = memvault_proc("forget", memory_id, "--vault", str(root))
     assert forgotten.returncode == 0 and "trash/" in forgotten.stdout
@@ -126,7 +127,7 @@ def test_end_to_end(memvault_proc: Run, tmp_path: Path) -> None:
 
     status = memvault_proc("status", "--json", "--vault", str(root))
     data = json.loads(status.stdout)
-    assert (data["memories"], data["trash"], data["journal_events"]) == (1, 0, 3)
+    assert (data["memories"], data["trash"], data["journal_events"]) == (1, 0, 4)  # add, detail, forget, rollback
 
 
 def test_default_vault_is_created_under_home(memvault_proc: Run, isolated_env: Path, tmp_path: Path) -> None:

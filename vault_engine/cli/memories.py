@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..errors import LlmUnavailable
 from ..memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
 from ..yamlfmt import format_datetime
 from . import cli
@@ -127,16 +128,30 @@ def import_(settings: Settings, file: str) -> None:
 @cli.command()
 @click.argument("memory_id", metavar="ID")
 @click.option("--depth", type=click.IntRange(0, 2), default=1, show_default=True,
-              help="0: summary and trigger; 1: + metadata and links; 2: + the full body.")
+              help="0: summary and trigger; 1: + a detailed summary, metadata and links; 2: + the full body.")
 @common
 @click.pass_obj
 def show(settings: Settings, memory_id: str, depth: int) -> None:
-    """Show one memory by id, reading only as deep as needed."""
-    vault = settings.open_vault()
+    """Show one memory by id, reading only as deep as needed.
+
+    The detailed summary (depth 1) is written by the language model on the
+    first request and kept in the memory's file under "## Detail"; later
+    requests read it from there.
+    """
+    vault = settings.open_vault(write=depth >= 1)
+    entry = vault.entry(memory_id)
+    made = None
+    if depth >= 1:
+        from ..detail import detail
+
+        try:
+            made = detail(vault, memory_id, vault.llm())
+        except LlmUnavailable as exc:
+            click.echo(f"warning: no detailed summary ({exc.one_line()})", err=True)
     scan = vault.scan()
-    entry = vault.entry(memory_id, scan)
+    entry = scan.entries.get(memory_id, entry)
     links = vault.resolve_links(entry.memory, scan)
-    view = memory_view(entry, depth, links)
+    view = memory_view(entry, depth, links, made.text if made is not None else None)
     emit(settings, view, lambda: click.echo(view["text"].rstrip("\n")))
 
 

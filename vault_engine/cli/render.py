@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..memory import Memory
+from ..memory import Memory, split_detail
 from ..store import Entry
 from ..yamlfmt import format_datetime
 
@@ -70,9 +70,11 @@ def _metadata(m: Memory) -> list[str]:
     return lines
 
 
-def memory_view(entry: Entry, depth: int, links: list[dict[str, str | None]]) -> dict[str, Any]:
+def memory_view(entry: Entry, depth: int, links: list[dict[str, str | None]],
+                detail: str | None = None) -> dict[str, Any]:
     """The progressive view of a memory at ``depth`` 0, 1 or 2 (text plus JSON fields)."""
     m = entry.memory
+    body = split_detail(m.body)[0]
     parts = [f"# {m.title}", f"id: {m.id}"]
     if entry.in_trash:
         parts.append(f"(in the trash; restore with: memvault trash restore {m.id})")
@@ -91,15 +93,18 @@ def memory_view(entry: Entry, depth: int, links: list[dict[str, str | None]]) ->
         "trashed": entry.in_trash,
     }
     if depth >= 1:
+        if detail:
+            parts.append(f"detail: {detail}")
+        view["detail"] = detail
         parts += _metadata(m)
         if links:
             parts.append("links: " + ", ".join(f"{link['link']} -> {link['id'] or '(not found)'}" for link in links))
         view["metadata"] = {k: v for k, v in m.to_json().items() if k not in ("id", "title", "summary", "trigger")}
         view["links"] = links
     if depth >= 2:
-        parts += ["", m.body.rstrip("\n")]
-        view["body"] = m.body
-    elif depth < 2 and m.body.strip():
-        parts.append(f"(body: {len(m.body)} characters; read it with --depth 2)")
+        parts += ["", body.rstrip("\n")]
+        view["body"] = body
+    elif depth < 2 and body.strip():
+        parts.append(f"(body: {len(body)} characters; read it with --depth 2)")
     view["text"] = "\n".join(parts) + "\n"
     return view

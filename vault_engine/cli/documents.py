@@ -1,0 +1,143 @@
+"""Documents and tool outputs: ``memvault ingest-doc`` and ``memvault remember-output``."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import click
+
+from ..errors import InvalidInput
+from . import cli
+from .options import Settings, common, emit
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def _local_path(location: str) -> Path:
+    """The local file a FILE argument names: a path or a ``file://`` URI.
+
+    Raises:
+        InvalidInput: any other URI scheme, or a ``file://`` URI of another host.
+    """
+    match = _SCHEME.match(location)
+    if match is None or len(match.group(1)) == 1:  # no scheme, or a Windows drive letter
+        return Path(location)
+    scheme = match.group(1).lower()
+    if scheme != "file":
+        if "://" not in location and not location.startswith(scheme + ":/"):
+            return Path(location)  # a file name that happens to hold a colon, e.g. notes:2026.md
+        raise InvalidInput(f"only local files can be ingested (a path or a file:// URI), got a {scheme}: URI",
+                           path=location)
+    parsed = urlparse(location)
+    if parsed.netloc not in ("", "localhost"):
+        raise InvalidInput(f"only local files can be ingested; file URI names host {parsed.netloc!r}",
+                           path=location)
+    if not parsed.path:
+        raise InvalidInput("file URI names no file", path=location)
+    return Path(unquote(parsed.path))
+
+
+def _decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8-sig")  # a BOM is not part of the text
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"not valid UTF-8 text (byte {exc.start}); only text files can be ingested",
+                           path=where) from None
+
+
+def _read(location: str) -> tuple[str, str]:
+    """The text of FILE (``-``: stdin) and its default source."""
+    if location == "-":
+        return _decode(sys.stdin.buffer.read(), "<stdin>"), "document:stdin"
+    path = _local_path(location)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InvalidInput("is a folder, not a file", path=location) from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read file: {exc.strerror or exc}", path=location) from None
+    return _decode(data, location), "document:" + path.resolve().as_uri()
+
+
+@cli.command("ingest-doc")
+@click.argument("file", metavar="FILE|-")
+@click.option("--source", help="Where it came from (default: document:file:///... of FILE, document:stdin for -).")
+@click.option("--chunk-size", type=int, help="Characters per part (default: [ingest] chunk_size, 2000).")
+@click.option("--overlap", type=int, help="Characters each part repeats of the one before (default: [ingest] "
+                                          "overlap, 200).")
+@click.option("--project", help="Project key, e.g. github.com/acme/api (default: global).")
+@common
+@click.pass_obj
+def ingest_doc(settings: Settings, file: str, source: str | None, chunk_size: int | None, overlap: int | None,
+               project: str | None) -> None:
+    """Store a local text file (a path, a file:// URI, or - for stdin) as linked document memories.
+
+    The text is cut into parts at paragraph, line or sentence boundaries; each
+    part keeps its text in full and links to the previous and next part.
+    Secrets are redacted first. The same content ingested again is a no-op.
+
+    \b
+    Example:
+        memvault ingest-doc docs/architecture.md --project github.com/acme/api
+    """
+    from ..documents import ingest_document
+
+    text, default_source = _read(file)
+    vault = settings.open_vault(write=True)
+    llm = vault.llm()
+    result = ingest_document(vault, text, source=source or default_source, llm=llm, chunk_size=chunk_size,
+                             overlap=overlap, project=project)
+
+    def human() -> None:
+        if result.duplicate:
+            click.echo(f"already ingested: {' '.join(result.ids)} ({result.chunks} "
+                       f"part{'' if result.chunks == 1 else 's'}, nothing written)")
+        else:
+            for part in result.parts:
+                click.echo(f"{part.id}  {part.path}  {part.title}")
+        if result.redactions and not result.duplicate:
+            click.echo(f"redacted {result.redactions} secret{'' if result.redactions == 1 else 's'} "
+                       "before writing", err=True)
+
+    emit(settings, result.to_json(), human)
+
+
+@cli.command("remember-output")
+@click.option("--source", required=True, metavar="tool:NAME", help="The tool that produced the output.")
+@click.option("--min-chars", type=click.IntRange(min=0),
+              help="Outputs shorter than this are not stored (default: [ingest] tool_output_min_chars, 1500).")
+@click.option("--project", help="Project key (default: global).")
+@common
+@click.pass_obj
+def remember_output(settings: Settings, source: str, min_chars: int | None, project: str | None) -> None:
+    """Keep a long tool output (read from stdin) and print a short reference in its place.
+
+    A short output is not stored and is printed back unchanged. A stored one
+    prints its id, title, summary and the command that shows it in full.
+
+    \b
+    Example:
+        pytest -q 2>&1 | memvault remember-output --source tool:pytest
+    """
+    from ..documents import remember_output as remember
+    from ..documents import tool_source
+
+    source = tool_source(source)
+    data = sys.stdin.buffer.read()
+    text = _decode(data, "<stdin>")
+    vault = settings.open_vault(write=True)
+    llm = vault.llm()
+    result = remember(vault, text, source=source, llm=llm, min_chars=min_chars, project=project)
+
+    def human() -> None:
+        if result.stored:
+            click.echo(result.reference, nl=False)
+        else:  # byte for byte: click.echo would drop colour codes when stdout is not a terminal
+            stdout = sys.stdout.buffer
+            stdout.write(data)
+            stdout.flush()
+
+    emit(settings, result.to_json(), human)

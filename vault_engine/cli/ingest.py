@@ -1,0 +1,93 @@
+"""Conversation ingestion: ``memvault ingest``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..conversation import DEFAULT_SESSION, FORMATS, IngestDeferred, IngestResult, check_session, ingest, parse_turns
+from ..errors import InvalidInput
+from . import cli
+from .options import Settings, common, emit
+
+
+def _read(file: str) -> tuple[str, str]:
+    """(text, source name) of FILE, or of stdin for ``-``."""
+    if file == "-":
+        data, source = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        try:
+            data, source = Path(file).read_bytes(), file
+        except OSError as exc:
+            raise InvalidInput(f"cannot read file: {exc.strerror}", path=file) from None
+    try:
+        return data.decode("utf-8"), source
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InvalidInput(f"file is not valid UTF-8 (byte {exc.start})", path=source, line=line) from None
+
+
+def _report(result: IngestResult) -> None:
+    for episode in result.episodes:
+        if episode.action == "created":
+            tags = f"  [{', '.join(episode.tags)}]" if episode.tags else ""
+            click.echo(f"episode {episode.id}  {episode.title}  ({episode.turns} turns){tags}")
+        elif episode.action == "existing":
+            click.echo(f"already stored {episode.id}  {episode.title}  ({episode.turns} turns)")
+        else:
+            click.echo(f"not stored: {episode.turns} turns were permanently forgotten ({episode.id})")
+    skipped = f", {result.one_off} one-off instructions left out" if result.one_off else ""
+    secrets = f", {result.redacted} secrets redacted" if result.redacted else ""
+    closed = "; session closed" if result.closed else ""
+    click.echo(f"buffered {result.buffered} turns{skipped}{secrets}; "
+               f"session '{result.session}' holds {result.pending} turns{closed}")
+
+
+@cli.command("ingest")
+@click.argument("file", metavar="[FILE|-]", required=False)
+@click.option("--session", default=DEFAULT_SESSION, show_default=True,
+              help="Session buffer to add to (letters, digits, '.', '_', '-').")
+@click.option("--flush", is_flag=True, help="Compact whatever the session still holds, even 1-2 turns, and close it.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="Input format; auto: JSONL when the file ends in .jsonl or starts with '{', else text.")
+@common
+@click.pass_obj
+def ingest_command(settings: Settings, file: str | None, session: str, flush: bool, fmt: str) -> None:
+    """Ingest a conversation into episode memories.
+
+    FILE (or - for stdin) is JSONL, one {"role", "content", "ts"} object per
+    line (role: user, assistant, system or tool), or plain text where
+    "User: ..." / "Assistant: ..." lines, else paragraphs, are turns. A JSONL
+    file with a bad line is refused whole. Turns wait in the session's buffer
+    until the topic shifts, the buffer grows heavy or full; each closed span
+    becomes an episode keeping every turn verbatim. Secrets are redacted and
+    one-off instructions ("not this time") left out before anything is kept.
+
+    \b
+    Example:
+        memvault ingest chat.jsonl --session review-42
+        memvault ingest --flush --session review-42
+    """
+    check_session(session)
+    if file is None and not flush:
+        raise click.UsageError("name a FILE (or - for stdin), or give --flush")
+    turns = []
+    if file is not None:
+        text, source = _read(file)
+        turns = parse_turns(text, source=source, fmt=fmt)
+    vault = settings.open_vault(write=True)
+    llm = vault.llm()
+    try:
+        result = ingest(vault, turns, session=session, llm=llm, flush=flush)
+    except IngestDeferred as exc:  # episodes written before the failure are reported, then the error
+        partial, message, code = exc.result, exc.one_line(), exc.exit_code
+        emit(settings, {**partial.to_json(), "error": message}, lambda: _report(partial))
+        for warning in [*(f"warning: {w}" for w in partial.warnings), *settings.index_warnings()]:
+            click.echo(warning, err=True)
+        click.echo(f"error: {message}", err=True)
+        sys.exit(code)
+    emit(settings, result.to_json(), lambda: _report(result))
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)

@@ -1,0 +1,63 @@
+"""The interface every language model implementation gives, and the values it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+RECALLS = ("passive", "active", "both")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One conversation turn as ingested: who spoke, what was said (kept byte for byte), when."""
+
+    role: str
+    content: str
+    ts: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sense:
+    """The sensor's reading of a buffer with one more turn: did the topic shift, how loaded is it (0..1)."""
+
+    topic_shift: bool
+    load: float
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    """What a compacter writes about a span of text: the head of an episode or document memory.
+
+    ``trigger`` is written from the agent's side ("When I need ...");
+    ``recall`` is passive (always in context), active (found by search) or
+    both; ``tags`` are 1-3, reusing the vault's existing tags where they fit.
+    """
+
+    title: str
+    summary: str
+    trigger: str
+    recall: str
+    tags: tuple[str, ...]
+
+
+class Llm(Protocol):
+    """A language model as memvault uses it.  Every method may raise ``LlmUnavailable``."""
+
+    @property
+    def name(self) -> str:
+        """``offline`` or ``anthropic:<model>``: recorded in the journal with what it wrote."""
+        ...
+
+    def sense(self, buffer: Sequence[Turn], turn: Turn) -> Sense:
+        """Whether ``turn`` shifts the topic of ``buffer``, and the load of buffer plus turn (cheap)."""
+        ...
+
+    def digest(self, text: str, existing_tags: Sequence[str], kind: str = "conversation") -> Digest:
+        """Title, summary, trigger, recall mode and 1-3 tags for ``text`` (a conversation or a document part)."""
+        ...
+
+    def detail(self, text: str) -> str:
+        """A detailed summary of ``text`` in 3-8 sentences."""
+        ...

@@ -1,0 +1,318 @@
+"""The Anthropic implementation of :class:`~.base.Llm`: structured output through tool use.
+
+Each method sends one ``messages.create`` with a single tool whose
+``input_schema`` describes the answer and ``tool_choice`` forcing that tool,
+then validates the tool call's ``input`` strictly: a reply that does not fit
+raises :class:`~vault_engine.errors.LlmUnavailable` instead of writing junk.
+
+- **sense** (fast model): ``report_topic`` {topic_shift, load}.
+- **digest** (strong model for ``kind="conversation"``, which is compaction;
+  fast model otherwise): ``write_digest`` {title, summary, trigger, recall, tags}.
+- **detail** (fast model): ``write_detail`` {detail}.
+
+:attr:`ClaudeLlm.name` is ``anthropic:<fast_model>``, the model behind most
+calls; conversation digests use ``strong_model`` (both are in the settings).
+
+Rate limits (429), overload and other 5xx answers, request timeouts (408),
+connection errors and timeouts are retried up to ``max_retries`` times with
+exponential backoff (1 s, 2 s, 4 s ... capped at 30 s, or the server's
+``retry-after``); other errors are not.  Every failure leaves as a one-line
+``LlmUnavailable`` naming the cause, never with the API key in it.
+
+The ``anthropic`` package is imported only when a :class:`ClaudeLlm` is made.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any
+
+from ..config import LlmSettings
+from ..errors import LlmUnavailable
+from ..text import clip
+from .base import RECALLS, Digest, Sense, Turn
+
+if TYPE_CHECKING:
+    from anthropic import APIStatusError
+    from anthropic.types import ToolParam
+
+BACKOFF_BASE = 1.0  # seconds before the first retry; doubles after each
+BACKOFF_CAP = 30.0  # the longest computed wait
+RETRY_AFTER_CAP = 60.0  # the longest wait a server's retry-after can ask for
+MAX_TITLE, MAX_SUMMARY, MAX_TRIGGER, MAX_TAG, MAX_DETAIL = 120, 400, 200, 40, 2000
+MAX_INPUT_CHARS = 60_000  # text sent per call; longer text is cut (callers chunk documents already)
+TRIGGER_START = "When I need"
+
+SYSTEM = (
+    "You maintain the long-term memory of an AI agent. Memories are short markdown files the agent "
+    "reads later. Answer only by calling the tool you are given, with every field filled in."
+)
+
+SENSE_TOOL: ToolParam = {
+    "name": "report_topic",
+    "description": "Report whether the new turn changes the topic of the buffered conversation "
+    "and how loaded the buffer is.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "topic_shift": {
+                "type": "boolean",
+                "description": "True when the new turn starts a different subject from the buffer; "
+                "false for follow-ups, acknowledgements and short replies.",
+            },
+            "load": {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "description": "How complete and substantial the buffer plus the new turn is as one memory: "
+                "0 = just started, 1 = a finished exchange that should be saved now.",
+            },
+        },
+        "required": ["topic_shift", "load"],
+    },
+}
+
+DIGEST_TOOL: ToolParam = {
+    "name": "write_digest",
+    "description": "Write the head of one memory: title, summary, trigger, recall mode and tags.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "maxLength": MAX_TITLE, "description": "A short specific title."},
+            "summary": {"type": "string", "maxLength": MAX_SUMMARY,
+                        "description": "One to three sentences: what was said, decided or learned."},
+            "trigger": {"type": "string", "maxLength": MAX_TRIGGER,
+                        "description": "When the agent should recall this, from the agent's side, "
+                        "starting 'When I need'."},
+            "recall": {"type": "string", "enum": list(RECALLS),
+                       "description": "passive: always in context (standing rules, preferences); "
+                       "active: found by search when relevant; both."},
+            "tags": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"type": "string"},
+                     "description": "1 to 3 short lower-case tags, reusing existing tags where they fit."},
+        },
+        "required": ["title", "summary", "trigger", "recall", "tags"],
+    },
+}
+
+DETAIL_TOOL: ToolParam = {
+    "name": "write_detail",
+    "description": "Write a detailed summary of the text.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "detail": {"type": "string", "description": "A detailed summary in 3 to 8 sentences of plain prose."},
+        },
+        "required": ["detail"],
+    },
+}
+
+
+class ClaudeLlm:
+    """:class:`~.base.Llm` through the Anthropic Messages API.
+
+    ``http_client`` (an ``httpx2.Client``) and ``sleep`` are for tests: a mock
+    transport and a clock that does not wait.
+    """
+
+    def __init__(self, settings: LlmSettings, api_key: str, *, http_client: Any = None,
+                 sleep: Callable[[float], None] = time.sleep):
+        if not api_key.strip():
+            raise LlmUnavailable("no Anthropic API key (set ANTHROPIC_API_KEY)")
+        try:
+            import anthropic
+        except ImportError:
+            raise LlmUnavailable("the anthropic package is not installed (pip install anthropic)") from None
+        self.settings = settings
+        self._key = api_key
+        self._sleep = sleep
+        self._client = anthropic.Anthropic(api_key=api_key, timeout=settings.timeout, max_retries=0,
+                                           http_client=http_client)
+
+    @property
+    def name(self) -> str:
+        return f"anthropic:{self.settings.fast_model}"
+
+    # ------------------------------------------------------------ the methods
+
+    def sense(self, buffer: Sequence[Turn], turn: Turn) -> Sense:
+        prompt = (
+            "Below is a buffer of conversation turns not yet saved to memory, then a new turn.\n\n"
+            f"<buffer>\n{_cut(_transcript(buffer)) or '(empty)'}\n</buffer>\n\n"
+            f"<new_turn>\n{_cut(_transcript([turn]))}\n</new_turn>\n\n"
+            "Does the new turn shift the topic away from the buffer, and how loaded is the buffer with it?"
+        )
+        answer = self._call(self.settings.fast_model, prompt, SENSE_TOOL, max_tokens=200)
+        shift = answer.get("topic_shift")
+        load = answer.get("load")
+        if not isinstance(shift, bool):
+            raise _unusable("report_topic", "topic_shift is not a boolean")
+        if isinstance(load, bool) or not isinstance(load, int | float) or not math.isfinite(load):
+            raise _unusable("report_topic", "load is not a number")
+        return Sense(topic_shift=shift, load=min(1.0, max(0.0, float(load))))
+
+    def digest(self, text: str, existing_tags: Sequence[str], kind: str = "conversation") -> Digest:
+        what = "a conversation transcript" if kind == "conversation" else f"a part of a {kind}"
+        tags = ", ".join(existing_tags) if existing_tags else "(none yet)"
+        prompt = (
+            f"Write the head of one memory for {what}.\n\n"
+            f"<text>\n{_cut(text)}\n</text>\n\n"
+            f"The vault's existing tags: {tags}\n\n"
+            "- title: short and specific.\n"
+            "- summary: what was said, decided or learned, in one to three sentences.\n"
+            "- trigger: when the agent should recall this, written from the agent's side, "
+            f"starting '{TRIGGER_START}'.\n"
+            "- recall: passive (always in context: standing rules, preferences), active (found by search), or both.\n"
+            "- tags: 1 to 3; reuse the existing tags that fit before inventing new ones."
+        )
+        model = self.settings.strong_model if kind == "conversation" else self.settings.fast_model
+        answer = self._call(model, prompt, DIGEST_TOOL, max_tokens=1024)
+        recall = answer.get("recall")
+        if recall not in RECALLS:
+            raise _unusable("write_digest", f"recall is not one of {'|'.join(RECALLS)}")
+        trigger = _text(answer, "trigger", "write_digest", MAX_TRIGGER)
+        if not trigger.casefold().startswith("when i"):
+            trigger = clip(f"{TRIGGER_START} {trigger}", MAX_TRIGGER)
+        return Digest(
+            title=_text(answer, "title", "write_digest", MAX_TITLE),
+            summary=_text(answer, "summary", "write_digest", MAX_SUMMARY),
+            trigger=trigger,
+            recall=str(recall),
+            tags=_tags(answer.get("tags"), existing_tags),
+        )
+
+    def detail(self, text: str) -> str:
+        prompt = f"Write a detailed summary of this text in 3 to 8 sentences.\n\n<text>\n{_cut(text)}\n</text>"
+        answer = self._call(self.settings.fast_model, prompt, DETAIL_TOOL, max_tokens=1024)
+        return _text(answer, "detail", "write_detail", MAX_DETAIL)
+
+    # ------------------------------------------------------------ the call
+
+    def _call(self, model: str, prompt: str, tool: ToolParam, *, max_tokens: int) -> Mapping[str, object]:
+        """The forced tool call's input; retries what is temporary, raises ``LlmUnavailable`` otherwise."""
+        import anthropic
+
+        attempts = max(0, self.settings.max_retries) + 1
+        cause = "failed"
+        for attempt in range(attempts):
+            wait: float | None = None
+            try:
+                reply = self._client.messages.create(
+                    model=model,
+                    max_tokens=max_tokens,
+                    system=SYSTEM,
+                    messages=[{"role": "user", "content": prompt}],
+                    tools=[tool],
+                    tool_choice={"type": "tool", "name": tool["name"]},
+                )
+            except anthropic.APIStatusError as exc:
+                cause = self._status_cause(exc, model)
+                if not _retryable(exc.status_code):
+                    raise LlmUnavailable(f"Anthropic API {cause}") from None
+                wait = _retry_after(exc.response.headers)
+            except anthropic.APITimeoutError:
+                cause = f"timed out ({self.settings.timeout:g} s)"
+            except anthropic.APIConnectionError:
+                cause = "unreachable (connection error)"
+            except anthropic.AnthropicError as exc:  # an unparseable response, bad credentials setup ...
+                raise LlmUnavailable(f"Anthropic API failed ({type(exc).__name__})") from None
+            else:
+                return _tool_input(reply, tool["name"])
+            if attempt + 1 < attempts:
+                self._sleep(wait if wait is not None else min(BACKOFF_CAP, BACKOFF_BASE * 2**attempt))
+        plural = "s" if attempts > 1 else ""
+        raise LlmUnavailable(f"Anthropic API {cause} after {attempts} attempt{plural}")
+
+    def _status_cause(self, exc: APIStatusError, model: str) -> str:
+        status = exc.status_code
+        if status == 429:
+            return "rate limited (429)"
+        if status == 529:
+            return "overloaded (529)"
+        if status >= 500:
+            return f"server error ({status})"
+        if status == 401:
+            return "rejected the API key (401)"
+        if status == 403:
+            return "refused access (403)"
+        if status == 404:
+            return f"does not know model {model!r} (404)"
+        message = exc.api_message if isinstance(exc.api_message, str) else ""  # any JSON in practice
+        detail = f": {clip(self._scrub(message), 200)}" if message.strip() else ""
+        return f"rejected the request ({status}){detail}"
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._key, "[key]") if self._key else text
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _retryable(status: int) -> bool:
+    return status in (408, 429) or status >= 500
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait a ``retry-after`` header asks for (seconds or an HTTP date), capped; None without one."""
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    if not math.isfinite(seconds):
+        return None
+    return min(RETRY_AFTER_CAP, max(0.0, seconds))
+
+
+def _tool_input(reply: object, tool: str) -> Mapping[str, object]:
+    """The input of the ``tool`` call in ``reply`` (which the SDK leaves unchecked: any JSON, or text)."""
+    content = getattr(reply, "content", None)
+    if not isinstance(content, list):
+        raise LlmUnavailable("Anthropic reply is not a message")
+    for block in content:
+        if getattr(block, "type", None) == "tool_use" and getattr(block, "name", None) == tool:
+            value = getattr(block, "input", None)
+            if not isinstance(value, dict):
+                raise _unusable(tool, "input is not an object")
+            return value
+    stop = getattr(reply, "stop_reason", None)
+    raise LlmUnavailable(f"Anthropic reply has no {tool} tool call (stop reason: {stop})")
+
+
+def _unusable(tool: str, why: str) -> LlmUnavailable:
+    return LlmUnavailable(f"Anthropic reply unusable: {tool} {why}")
+
+
+def _text(answer: Mapping[str, object], key: str, tool: str, limit: int) -> str:
+    value = answer.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise _unusable(tool, f"{key} is not a non-empty string")
+    return clip(value, limit)
+
+
+def _tags(value: object, existing: Sequence[str]) -> tuple[str, ...]:
+    """1-3 distinct tags, spelled as the vault already spells them."""
+    if not isinstance(value, list) or not 1 <= len(value) <= 3:
+        raise _unusable("write_digest", "tags is not a list of 1 to 3 strings")
+    if not all(isinstance(t, str) and t.strip() for t in value):
+        raise _unusable("write_digest", "tags holds an empty or non-string tag")
+    spelling = {t.casefold(): t for t in reversed(existing)}
+    tags: dict[str, str] = {}
+    for tag in (" ".join(str(t).split()) for t in value):
+        tags.setdefault(tag.casefold(), spelling.get(tag.casefold(), clip(tag, MAX_TAG)))
+    return tuple(tags.values())
+
+
+def _transcript(turns: Sequence[Turn]) -> str:
+    return "\n\n".join(f"{t.role.capitalize()}: {t.content.strip()}" for t in turns)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_INPUT_CHARS else text[:MAX_INPUT_CHARS] + "\n[... cut ...]"

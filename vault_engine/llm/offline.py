@@ -1,0 +1,106 @@
+"""The deterministic language model: no network, no model, the same answer every time.
+
+- **sense**: a turn shifts the topic when few of its content words occurred
+  in the buffer; load is the buffer's share of ``load_chars``.
+- **digest**: the title is the first line that says something, the summary
+  the first sentence of the first two turns, the trigger names the most
+  frequent content words (speaker labels aside), and tags reuse the vault's
+  existing tags that the text mentions as whole words, the most mentioned
+  first (else its most frequent content word, else the ``kind``).
+- **detail**: the first sentence of each paragraph or turn, 3 to 8 of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from ..index.fulltext import STOPWORDS
+from ..text import clip, first_sentence, make_title
+from .base import Digest, Sense, Turn
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]+")
+_ROLES = r"(?:user|assistant|system|human|ai|tool)"
+_SPEAKER = re.compile(rf"^\s*{_ROLES}\s*:\s*", re.I)
+_TURN_BREAK = re.compile(rf"\n\s*\n|\n(?=\s*{_ROLES}\s*:)", re.I)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)[\s#]*$")
+_TAG_SEPARATOR = re.compile(r"[-_\s]+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+MIN_SHIFT_WORDS = 4  # a turn shorter than this never shifts the topic ("ok", "thanks!")
+SHIFT_OVERLAP = 0.15  # share of a turn's content words seen in the buffer below which the topic shifted
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-case words of three or more letters that are not function words, in order."""
+    return [w for w in (m.lower() for m in _WORD.findall(text)) if len(w) >= 3 and w not in STOPWORDS]
+
+
+def keywords(text: str, limit: int) -> list[str]:
+    """The most frequent content words (ties: first seen first)."""
+    counts = Counter(content_words(text))
+    first: dict[str, int] = {}
+    for n, word in enumerate(content_words(text)):
+        first.setdefault(word, n)
+    return [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))[:limit]]
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Paragraphs or turns, without their ``Role:`` labels."""
+    # Markdown heading lines name a section; they are not prose to summarise.
+    parts = (_SPEAKER.sub("", "\n".join(line for line in p.strip().splitlines() if not _HEADING.match(line)))
+             for p in _TURN_BREAK.split(text))
+    return [p for p in parts if p.strip()]
+
+
+def _mentions(tag: str, text: str) -> int:
+    """How often ``text`` names ``tag`` as whole words (any case; ``-``, ``_`` and spaces alike)."""
+    parts = [re.escape(p) for p in _TAG_SEPARATOR.split(tag.strip()) if p]
+    if not parts:
+        return 0
+    return len(re.findall(r"(?<![\w-])" + r"[-_\s]+".join(parts) + r"(?![\w-])", text, re.I))
+
+
+class OfflineLlm:
+    """:class:`~.base.Llm` without a model."""
+
+    def __init__(self, load_chars: int = 6000):
+        self.load_chars = load_chars
+
+    @property
+    def name(self) -> str:
+        return "offline"
+
+    def sense(self, buffer: Sequence[Turn], turn: Turn) -> Sense:
+        chars = sum(len(t.content) for t in buffer) + len(turn.content)
+        load = min(1.0, chars / self.load_chars) if self.load_chars > 0 else 1.0
+        words = set(content_words(turn.content))
+        if not buffer or len(words) < MIN_SHIFT_WORDS:
+            return Sense(False, load)
+        seen = set(content_words(" ".join(t.content for t in buffer)))
+        return Sense(len(words & seen) / len(words) < SHIFT_OVERLAP, load)
+
+    def digest(self, text: str, existing_tags: Sequence[str], kind: str = "conversation") -> Digest:
+        paragraphs = _paragraphs(text)
+        body = "\n\n".join(paragraphs)  # without the speaker labels, which are not the subject
+        heading = next((m.group(1) for m in map(_HEADING.match, text.splitlines()) if m and m.group(1)), None)
+        title = clip(heading, 80) if heading else (make_title(paragraphs[0]) if paragraphs else "Untitled")
+        summary = clip(" ".join(first_sentence(p) for p in paragraphs[:2]), 240) or title
+        top = keywords(body, 3)
+        subject = ", ".join(top[:-1]) + f" and {top[-1]}" if len(top) > 1 else (top[0] if top else "this")
+        what = "the conversation about" if kind == "conversation" else "what the document says about"
+        trigger = f"When I need {what} {subject}"
+        counts: dict[str, tuple[str, int]] = {}
+        for tag in existing_tags:  # one spelling per tag, the first given
+            if tag.strip():
+                counts.setdefault(tag.casefold(), (tag, _mentions(tag, body)))
+        reused = sorted((c for c in counts.values() if c[1]), key=lambda c: -c[1])  # ties: the vault's order
+        tags = tuple(t for t, _ in reused[:3]) or (top[0] if top else kind,)
+        return Digest(title=title, summary=summary, trigger=trigger, recall="active", tags=tags)
+
+    def detail(self, text: str) -> str:
+        paragraphs = [" ".join(p.split()) for p in _paragraphs(text)]
+        sentences = [first_sentence(p) for p in paragraphs[:8]]
+        if len(sentences) < 3:  # too few paragraphs: the first sentences of the text, in order
+            sentences = [s for p in paragraphs for s in _SENTENCE.split(p) if s.strip()][:3]
+        return " ".join(s.strip() for s in sentences if s.strip())
