@@ -524,7 +524,7 @@ class _Compacter:
         """Write the first ``count`` buffered turns as one episode, then cut them from the buffer."""
         span = self.buffer[:count]
         turns = [b.turn for b in span]
-        digest = self.llm.digest(transcript(turns), existing_tags(self.vault.scan()), kind="conversation")
+        digest = self.llm.digest(transcript(turns), self.vault.scan().tags(), kind="conversation")
         stamp = now()
         vault = self.vault
         with vault.lock.hold():
@@ -589,20 +589,6 @@ class _Compacter:
 # ---------------------------------------------------------------- building an episode
 
 
-def existing_tags(scan: Scan) -> list[str]:
-    """The vault's tags, one spelling per tag (case-insensitive), the most used first."""
-    counts: dict[str, int] = {}
-    spelling: dict[str, str] = {}
-    for entry in scan.active():
-        if entry.memory.plain:
-            continue
-        for tag in entry.memory.tags:
-            key = tag.casefold()
-            spelling.setdefault(key, tag)
-            counts[key] = counts.get(key, 0) + 1
-    return [spelling[k] for k in sorted(counts, key=lambda k: (-counts[k], k))]
-
-
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -642,7 +628,7 @@ def build_episode(digest: Digest, turns: Sequence[Turn], session: str, scan: Sca
     title = clean(digest.title, 120) or f"Conversation in session {session}"
     summary = clean(digest.summary, 600) or title
     trigger = clean(digest.trigger, 300)
-    tags = episode_tags([clean(t, 64) for t in (digest.tags or ())], existing_tags(scan),
+    tags = episode_tags([clean(t, 64) for t in (digest.tags or ())], scan.tags(),
                         "\n".join(t.content for t in turns))
     recall = digest.recall if digest.recall in RECALLS else "active"
     fields: dict[str, Any] = {

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,12 +232,6 @@ def _existing(scan: Scan, digest: str) -> tuple[list[Part], str]:
     return [part for _, part in found], (found[0][0].source if found else "")
 
 
-def vault_tags(scan: Scan) -> list[str]:
-    """Tags of the vault's current memories, most used first (then by name)."""
-    counts = Counter(t for e in scan.active() if e.memory.lifecycle != "superseded" for t in e.memory.tags)
-    return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-
-
 def _clean(digest: Digest, fallback: str) -> Digest:
     """A digest's fields redacted and within the schema (whichever model wrote them)."""
     title = " ".join(redact(digest.title).split()) or fallback
@@ -287,7 +280,7 @@ def ingest_document(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_
     if existing[0]:
         return duplicate(existing)
     # The model is asked outside the writer lock: other writers never wait for it.
-    tags = vault_tags(scan)
+    tags = scan.tags()
     digests: list[Digest] = []
     for start, end in spans:
         answer = _clean(llm.digest(clean[start:end], list(tags), kind="document"), "Untitled document")

@@ -181,6 +181,19 @@ class Scan:
     def trashed(self) -> Iterator[Entry]:
         return (e for e in self.entries.values() if e.in_trash)
 
+    def tags(self) -> list[str]:
+        """The tags of current memories, one spelling per tag (case aside), the most used first."""
+        counts: dict[str, int] = {}
+        spelling: dict[str, str] = {}
+        for entry in self.active():
+            if entry.memory.plain or entry.memory.lifecycle == "superseded":
+                continue
+            for tag in entry.memory.tags:
+                key = tag.casefold()
+                spelling.setdefault(key, tag)
+                counts[key] = counts.get(key, 0) + 1
+        return [spelling[k] for k in sorted(counts, key=lambda k: (-counts[k], k))]
+
     def get(self, memory_id: str) -> Entry:
         entry = self.entries.get(memory_id)
         if entry is None:
