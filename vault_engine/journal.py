@@ -29,7 +29,7 @@ from .yamlfmt import format_datetime
 log = logging.getLogger(__name__)
 
 # Payload keys that may hold memory text; a permanent forget replaces them by a hash.
-TEXT_FIELDS = frozenset({"title", "summary", "trigger", "text", "quote", "body", "old_title"})
+TEXT_FIELDS = frozenset({"title", "summary", "trigger", "text", "quote", "body", "old_title", "reason"})
 _MONTH = re.compile(r"[0-9]{4}-[0-9]{2}")
 
 

@@ -100,10 +100,10 @@ def main() -> None:
     cli.main(prog_name="memvault")
 
 
-from . import admin, context, documents, governance, ingest, memories, project, search, watch  # noqa: E402  (commands register themselves on `cli`)
+from . import admin, context, documents, governance, ingest, memories, project, reflect, search, watch  # noqa: E402  (commands register themselves on `cli`)
 
-__all__ = ["admin", "cli", "context", "documents", "governance", "ingest", "main", "memories", "project", "search",
-           "watch"]
+__all__ = ["admin", "cli", "context", "documents", "governance", "ingest", "main", "memories", "project", "reflect",
+           "search", "watch"]
 
 if __name__ == "__main__":  # pragma: no cover
     main()

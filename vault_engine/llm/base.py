@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 RECALLS = ("passive", "active", "both")
+DELTA_OPS = ("create", "update", "supersede", "forget", "noop")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,26 @@ class Digest:
     tags: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """One learning step reflection proposes for the vault's inferred memories.
+
+    ``op`` is one of :data:`DELTA_OPS`: ``create`` a new inferred memory
+    (``title``, ``text``); ``update`` the ``target`` with a new ``text``;
+    ``supersede`` or ``forget`` the ``target``; ``noop`` changes nothing.
+    ``reason`` says why, in one sentence a person reads.
+    """
+
+    op: str
+    target: str | None = None
+    title: str = ""
+    text: str = ""
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "target": self.target, "title": self.title, "text": self.text, "reason": self.reason}
+
+
 class Llm(Protocol):
     """A language model as memvault uses it.  Every method may raise ``LlmUnavailable``."""
 
@@ -60,4 +81,10 @@ class Llm(Protocol):
 
     def detail(self, text: str) -> str:
         """A detailed summary of ``text`` in 3-8 sentences."""
+        ...
+
+    def reflect(self, evidence: Sequence[Mapping[str, Any]], memories: Sequence[Mapping[str, Any]]) -> list[Delta]:
+        """Learning deltas from recent journal ``evidence`` (``kind``, ``memory``, ``payload``, ``ts``)
+        about the ``memories`` it involves (``id``, ``title``, ``text``, ``authority``, ``lifecycle``,
+        ``applied``)."""
         ...

@@ -9,6 +9,9 @@ raises :class:`~vault_engine.errors.LlmUnavailable` instead of writing junk.
 - **digest** (strong model for ``kind="conversation"``, which is compaction;
   fast model otherwise): ``write_digest`` {title, summary, trigger, recall, tags}.
 - **detail** (fast model): ``write_detail`` {detail}.
+- **reflect** (strong model): ``propose_deltas`` {deltas: [{op, target, title,
+  text, reason}]}; an unknown op, an update/supersede/forget without a
+  target, or a create/update without text makes the whole reply unusable.
 
 :attr:`ClaudeLlm.name` is ``anthropic:<fast_model>``, the model behind most
 calls; conversation digests use ``strong_model`` (both are in the settings).
@@ -24,6 +27,7 @@ The ``anthropic`` package is imported only when a :class:`ClaudeLlm` is made.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import LlmSettings
 from ..errors import LlmUnavailable
 from ..text import clip
-from .base import RECALLS, Digest, Sense, Turn
+from .base import DELTA_OPS, RECALLS, Delta, Digest, Sense, Turn
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError
@@ -43,6 +47,7 @@ BACKOFF_BASE = 1.0  # seconds before the first retry; doubles after each
 BACKOFF_CAP = 30.0  # the longest computed wait
 RETRY_AFTER_CAP = 60.0  # the longest wait a server's retry-after can ask for
 MAX_TITLE, MAX_SUMMARY, MAX_TRIGGER, MAX_TAG, MAX_DETAIL = 120, 400, 200, 40, 2000
+MAX_DELTAS, MAX_DELTA_TEXT, MAX_REASON = 20, 4000, 300
 MAX_INPUT_CHARS = 60_000  # text sent per call; longer text is cut (callers chunk documents already)
 TRIGGER_START = "When I need"
 
@@ -106,6 +111,41 @@ DETAIL_TOOL: ToolParam = {
             "detail": {"type": "string", "description": "A detailed summary in 3 to 8 sentences of plain prose."},
         },
         "required": ["detail"],
+    },
+}
+
+REFLECT_TOOL: ToolParam = {
+    "name": "propose_deltas",
+    "description": "Propose learning deltas for the agent's inferred memories from the recent evidence.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "deltas": {
+                "type": "array",
+                "maxItems": MAX_DELTAS,
+                "description": "One entry per change worth making; an empty list when nothing is to be learned.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "op": {"type": "string", "enum": list(DELTA_OPS),
+                               "description": "create: a new memory; update: new text for the target; "
+                               "supersede: the target no longer holds; forget: the target is useless; "
+                               "noop: the evidence needs no change."},
+                        "target": {"type": "string",
+                                   "description": "The id of the memory changed (required for update, "
+                                   "supersede and forget; empty for create)."},
+                        "title": {"type": "string", "maxLength": MAX_TITLE,
+                                  "description": "A short specific title (for create and update)."},
+                        "text": {"type": "string", "maxLength": MAX_DELTA_TEXT,
+                                 "description": "The memory's full new text (required for create and update)."},
+                        "reason": {"type": "string", "maxLength": MAX_REASON,
+                                   "description": "One sentence: which evidence supports this."},
+                    },
+                    "required": ["op", "reason"],
+                },
+            },
+        },
+        "required": ["deltas"],
     },
 }
 
@@ -187,6 +227,24 @@ class ClaudeLlm:
         prompt = f"Write a detailed summary of this text in 3 to 8 sentences.\n\n<text>\n{_cut(text)}\n</text>"
         answer = self._call(self.settings.fast_model, prompt, DETAIL_TOOL, max_tokens=1024)
         return _text(answer, "detail", "write_detail", MAX_DETAIL)
+
+    def reflect(self, evidence: Sequence[Mapping[str, Any]], memories: Sequence[Mapping[str, Any]]) -> list[Delta]:
+        prompt = (
+            "Below are recent events from the agent's experience journal (outcomes reported for memories it was "
+            "given, corrections a person made, tasks it was given memories for) and the memories they involve.\n\n"
+            f"<events>\n{_cut(json.dumps(list(evidence), ensure_ascii=False, default=str))}\n</events>\n\n"
+            f"<memories>\n{_cut(json.dumps(list(memories), ensure_ascii=False, default=str))}\n</memories>\n\n"
+            "Propose what the agent should learn, as deltas on its inferred memories:\n"
+            "- create: a lasting lesson the evidence shows and no memory states yet;\n"
+            "- update: an inferred memory whose text the evidence shows should say something else;\n"
+            "- supersede: an inferred memory the evidence shows no longer holds;\n"
+            "- forget: an inferred memory that is repeatedly ignored or overridden and never helps;\n"
+            "- noop: nothing to change.\n"
+            "Memories with authority explicit were set by a person: do not propose to change them. "
+            "Propose only what the evidence supports, and an empty list when nothing is to be learned."
+        )
+        answer = self._call(self.settings.strong_model, prompt, REFLECT_TOOL, max_tokens=2048)
+        return _deltas(answer.get("deltas"))
 
     # ------------------------------------------------------------ the call
 
@@ -308,6 +366,40 @@ def _tags(value: object, existing: Sequence[str]) -> tuple[str, ...]:
     for tag in (" ".join(str(t).split()) for t in value):
         tags.setdefault(tag.casefold(), spelling.get(tag.casefold(), clip(tag, MAX_TAG)))
     return tuple(tags.values())
+
+
+def _deltas(value: object) -> list[Delta]:
+    """The proposed deltas, checked strictly (any unusable entry makes the reply unusable)."""
+    tool = "propose_deltas"
+    if not isinstance(value, list) or len(value) > MAX_DELTAS:
+        raise _unusable(tool, f"deltas is not a list of at most {MAX_DELTAS}")
+    out = []
+    for n, item in enumerate(value, start=1):
+        if not isinstance(item, dict):
+            raise _unusable(tool, f"delta {n} is not an object")
+        op = item.get("op")
+        if op not in DELTA_OPS:
+            raise _unusable(tool, f"delta {n} op is not one of {'|'.join(DELTA_OPS)}")
+        fields = {}
+        for key in ("target", "title", "text", "reason"):
+            field = item.get(key, "")
+            if field is None:
+                field = ""
+            if not isinstance(field, str):
+                raise _unusable(tool, f"delta {n} {key} is not a string")
+            fields[key] = field.strip()
+        if op in ("update", "supersede", "forget") and not fields["target"]:
+            raise _unusable(tool, f"delta {n} ({op}) has no target")
+        if op in ("create", "update") and not fields["text"]:
+            raise _unusable(tool, f"delta {n} ({op}) has no text")
+        out.append(Delta(
+            op=str(op),
+            target=None if op == "create" or not fields["target"] else fields["target"],
+            title=clip(" ".join(fields["title"].split()), MAX_TITLE),
+            text=fields["text"][:MAX_DELTA_TEXT],
+            reason=clip(" ".join(fields["reason"].split()), MAX_REASON),
+        ))
+    return out
 
 
 def _transcript(turns: Sequence[Turn]) -> str:

@@ -8,17 +8,24 @@
   existing tags that the text mentions as whole words, the most mentioned
   first (else its most frequent content word, else the ``kind``).
 - **detail**: the first sentence of each paragraph or turn, 3 to 8 of them.
+- **reflect**: rules on the inferred memories the evidence touches (explicit
+  ones are never proposed for change): one ignored or overridden at least
+  ``FORGET_AFTER`` times and never used successfully is ``forget``; one
+  already superseded (a ``corrected`` or ``contributed-to-failure`` outcome
+  did that) is ``noop``; the rest need nothing.  It never invents text, so
+  it proposes no ``create`` or ``update``.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..index.fulltext import STOPWORDS
 from ..text import clip, first_sentence, make_title
-from .base import Digest, Sense, Turn
+from .base import Delta, Digest, Sense, Turn
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]+")
 _ROLES = r"(?:user|assistant|system|human|ai|tool)"
@@ -29,6 +36,7 @@ _TAG_SEPARATOR = re.compile(r"[-_\s]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 MIN_SHIFT_WORDS = 4  # a turn shorter than this never shifts the topic ("ok", "thanks!")
 SHIFT_OVERLAP = 0.15  # share of a turn's content words seen in the buffer below which the topic shifted
+FORGET_AFTER = 2  # ignored + overridden outcomes, with no success, after which an inferred memory is forgotten
 
 
 def content_words(text: str) -> list[str]:
@@ -59,6 +67,11 @@ def _mentions(tag: str, text: str) -> int:
     if not parts:
         return 0
     return len(re.findall(r"(?<![\w-])" + r"[-_\s]+".join(parts) + r"(?![\w-])", text, re.I))
+
+
+def _count(applied: Mapping[str, Any], outcome: str) -> int:
+    value = applied.get(outcome, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class OfflineLlm:
@@ -104,3 +117,20 @@ class OfflineLlm:
         if len(sentences) < 3:  # too few paragraphs: the first sentences of the text, in order
             sentences = [s for p in paragraphs for s in _SENTENCE.split(p) if s.strip()][:3]
         return " ".join(s.strip() for s in sentences if s.strip())
+
+    def reflect(self, evidence: Sequence[Mapping[str, Any]], memories: Sequence[Mapping[str, Any]]) -> list[Delta]:
+        deltas: list[Delta] = []
+        for memory in memories:
+            if memory.get("authority") != "inferred":
+                continue
+            target = str(memory.get("id"))
+            if memory.get("lifecycle") == "superseded":
+                deltas.append(Delta("noop", target, reason="already superseded by a reported outcome"))
+                continue
+            raw = memory.get("applied")
+            applied: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+            misses = _count(applied, "ignored") + _count(applied, "overridden")
+            if misses >= FORGET_AFTER and _count(applied, "used-successfully") == 0:
+                deltas.append(Delta("forget", target, reason=f"ignored or overridden {misses} times, "
+                                    "never used successfully"))
+        return deltas
