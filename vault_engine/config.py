@@ -129,6 +129,7 @@ class WatchSettings:
     debounce_ms: int = 150
     maintain_every_hours: float = 24.0
     maintain_after_changes: int = 200
+    learn_every_minutes: float = 10.0
 
 
 @dataclass(frozen=True, slots=True)

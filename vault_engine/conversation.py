@@ -456,6 +456,11 @@ def _ingest(vault: Vault, turns: list[Turn], session: str, llm: Llm, flush: bool
         compacter = _Compacter(vault, session, llm, read_buffer(vault.root, session, result.warnings), result)
         failure: VaultError | None = None
         result.received = len(turns)
+        try:  # a buffer left full by an earlier failure is compacted first, new turns or not
+            while len(compacter.buffer) >= max_buffer:
+                compacter.compact(max_buffer)
+        except VaultError as exc:
+            failure = exc
         for turn in turns:
             if is_one_off(turn.content):
                 result.one_off += 1

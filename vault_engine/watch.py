@@ -100,6 +100,7 @@ class WatchUpdate:
     new_problems: tuple[VaultError, ...] = ()  # problems the previous sync did not report
     retry_in: float | None = None  # seconds until the next attempt when the sync failed
     maintenance: MaintainReport | None = None  # set when the update is a scheduled `maintain`
+    learned: LearnReport | None = None  # set when the update is a scheduled learning step
     reason: str | None = None  # why `maintain` ran: "schedule" or "changes"
 
     @property
@@ -154,6 +155,8 @@ def watch(
     started = False
     previous: set[str] = set()
     changed_since_maintain = 0
+    learn_every = vault.config.watch.learn_every_minutes * 60
+    next_learn = time.monotonic() + learn_every
 
     def relevant(change: Change, path: str) -> bool:
         return is_relevant(root, change, path)
@@ -199,6 +202,9 @@ def watch(
             if reason is not None and not stop.is_set():
                 changed_since_maintain = 0
                 on_report(_maintain(vault, model, reason))
+            if learn_every > 0 and time.monotonic() >= next_learn and not stop.is_set():
+                next_learn = time.monotonic() + learn_every
+                on_report(learn(vault))
     finally:
         batches.close()  # releases the OS watches now, not whenever the generator is collected
 
@@ -217,6 +223,49 @@ def maintenance_due(vault: Vault, changed: int, now: float | None = None) -> str
     if last is None or current - last >= settings.maintain_every_hours * 3600:
         return "schedule"
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class LearnReport:
+    """What one scheduled learning step did."""
+
+    episodes: int  # written from buffered conversation turns
+    pending: int  # turns still buffered (waiting for more, or for the model)
+    learned: int  # reflection deltas applied (conflicts included)
+    problems: tuple[str, ...] = ()  # one line each: the model was unavailable, and so on
+
+
+def learn(vault: Vault) -> WatchUpdate:
+    """Retry the conversation compactions each session still owes, then reflect; never raises."""
+    from .conversation import SESSIONS_DIR, IngestDeferred, ingest, pending_turns
+    from .reflection import reflect
+
+    begin = time.perf_counter()
+    problems: list[str] = []
+    episodes = pending = learned = 0
+    try:
+        llm = vault.llm()
+    except VaultError as exc:
+        return WatchUpdate("learn", 0, time.perf_counter() - begin, error=exc)
+    folder = vault.root / SESSIONS_DIR
+    for buffer in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        session = buffer.stem
+        try:
+            if pending_turns(vault, session):
+                episodes += len(ingest(vault, [], session=session, llm=llm).episodes)
+        except IngestDeferred as exc:
+            episodes += len(exc.result.episodes)
+            problems.append(f"session {session}: {exc.one_line()}")
+        except VaultError as exc:
+            problems.append(f"session {session}: {exc.one_line()}")
+        pending += pending_turns(vault, session)
+    if vault.config.vault.learning:
+        try:
+            learned = len(reflect(vault, llm=llm).learned)
+        except VaultError as exc:
+            problems.append(f"reflect: {exc.one_line()}")
+    report = LearnReport(episodes, pending, learned, tuple(problems))
+    return WatchUpdate("learn", 0, time.perf_counter() - begin, learned=report)
 
 
 def _maintain(vault: Vault, model: Embedder, reason: str) -> WatchUpdate:

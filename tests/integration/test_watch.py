@@ -27,6 +27,7 @@ def no_scheduled_maintenance(isolated_env: Path, monkeypatch: pytest.MonkeyPatch
     """These tests count syncs; scheduled `maintain` runs are tested on their own."""
     monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "0")
     monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_AFTER_CHANGES", "0")
+    monkeypatch.setenv("MEMVAULT_WATCH_LEARN_EVERY_MINUTES", "0")
 
 
 pytestmark = pytest.mark.slow
@@ -371,3 +372,62 @@ def test_maintenance_due_follows_the_settings(make_vault: Callable[..., Vault],
     assert maintenance_due(vault, 100, now=1_000_000.0) == "changes"
     monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "0")
     assert maintenance_due(Vault(vault.root), 99, now=9e9) is None
+
+
+# ---------------------------------------------------------------- scheduled learning
+
+
+class DownLlm:
+    """The offline model, except that it cannot compact (as when the API is unreachable)."""
+
+    def __init__(self) -> None:
+        from vault_engine.llm.offline import OfflineLlm
+
+        self.inner = OfflineLlm()
+        self.name = "down"
+
+    def sense(self, buffer: object, turn: object) -> object:
+        return self.inner.sense(buffer, turn)  # type: ignore[arg-type]
+
+    def digest(self, text: str, existing_tags: object, kind: str = "conversation") -> object:
+        from vault_engine.errors import LlmUnavailable
+
+        raise LlmUnavailable("Anthropic API rate limited (429) after 5 attempts")
+
+
+def test_learning_retries_buffered_turns_the_model_could_not_compact(make_vault: Callable[..., Vault]) -> None:
+    from vault_engine.conversation import IngestDeferred, ingest, pending_turns
+    from vault_engine.llm.base import Turn
+    from vault_engine.llm.offline import OfflineLlm
+    from vault_engine.watch import learn
+
+    vault = make_vault()
+    turns = [Turn("user" if n % 2 == 0 else "assistant", f"Turn {n} about the staging database migration plan.")
+             for n in range(10)]
+    with pytest.raises(IngestDeferred):
+        ingest(vault, turns, session="s1", llm=DownLlm())  # type: ignore[arg-type]
+    assert pending_turns(vault, "s1") == 10
+    assert not [e for e in vault.scan().entries.values() if e.memory.type == "episode"]
+    vault._llm = OfflineLlm()  # the model is back
+    update = learn(vault)
+    assert update.trigger == "learn" and update.error is None and update.learned is not None
+    assert update.learned.episodes == 1 and update.learned.problems == ()
+    assert pending_turns(vault, "s1") == 0
+    [episode] = [e for e in vault.scan().entries.values() if e.memory.type == "episode"]
+    assert all(turn.content in episode.memory.body for turn in turns)
+
+
+def test_learning_reports_a_model_still_down_without_losing_turns(make_vault: Callable[..., Vault]) -> None:
+    from vault_engine.conversation import IngestDeferred, ingest, pending_turns
+    from vault_engine.llm.base import Turn
+    from vault_engine.watch import learn
+
+    vault = make_vault()
+    turns = [Turn("user", f"Question {n} about the release checklist and its owners.") for n in range(10)]
+    with pytest.raises(IngestDeferred):
+        ingest(vault, turns, session="s2", llm=DownLlm())  # type: ignore[arg-type]
+    vault._llm = DownLlm()  # type: ignore[assignment]
+    update = learn(vault)
+    assert update.learned is not None and update.learned.episodes == 0 and update.learned.pending == 10
+    assert len(update.learned.problems) == 1 and "rate limited (429)" in update.learned.problems[0]
+    assert pending_turns(vault, "s2") == 10

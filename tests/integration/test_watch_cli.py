@@ -28,6 +28,7 @@ def no_scheduled_maintenance(isolated_env: Path, monkeypatch: pytest.MonkeyPatch
     """These tests count syncs; scheduled `maintain` runs are tested on their own."""
     monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "0")
     monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_AFTER_CHANGES", "0")
+    monkeypatch.setenv("MEMVAULT_WATCH_LEARN_EVERY_MINUTES", "0")
 
 
 pytestmark = pytest.mark.slow

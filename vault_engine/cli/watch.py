@@ -51,6 +51,9 @@ def update_json(update: WatchUpdate) -> dict[str, Any]:
                             "changes": update.changes, "seconds": round(update.seconds, 4)}
     if update.error is not None:
         return {**data, "error": update.error.one_line(), "retry_in": update.retry_in}
+    if update.learned is not None:
+        return {**data, "event": "learn", "episodes": update.learned.episodes, "pending": update.learned.pending,
+                "learned": update.learned.learned, "problems": list(update.learned.problems)}
     if update.maintenance is not None:
         return {**data, "event": "maintain", "reason": update.reason, "counts": update.maintenance.counts(),
                 "events": update.maintenance.events}
@@ -71,14 +74,21 @@ def _print(settings: Settings, update: WatchUpdate) -> None:
     elif update.report is not None and (update.changed or update.trigger == "start"):
         report = update.report
         click.echo(f"synced: {report.plan.summary()}; {report.embedded} texts embedded ({update.seconds:.2f}s)")
-    if update.error is not None and update.trigger == "maintain":
-        click.echo(f"warning: maintain failed: {update.error.one_line()}", err=True)
+    if update.error is not None and update.trigger in ("maintain", "learn"):
+        click.echo(f"warning: {update.trigger} failed: {update.error.one_line()}", err=True)
     elif update.error is not None:
         click.echo(f"warning: sync failed: {update.error.one_line()}; retrying in {update.retry_in:g}s", err=True)
     if update.report is not None and update.report.notice and not settings.as_json:
         click.echo(update.report.notice, err=True)
     for problem in update.new_problems:
         click.echo(f"warning: {problem.one_line()}", err=True)
+    if update.learned is not None and not settings.as_json:
+        learned = update.learned
+        if learned.episodes or learned.learned:
+            click.echo(f"learned: {learned.episodes} episodes from buffered turns, {learned.learned} reflection "
+                       f"changes ({learned.pending} turns still buffered)")
+        for line in learned.problems:
+            click.echo(f"warning: {line}", err=True)
     if update.maintenance is not None and not settings.as_json:
         counts = ", ".join(f"{k} {v}" for k, v in update.maintenance.counts().items()) or "nothing to do"
         click.echo(f"maintained ({update.reason}): {counts} ({update.seconds:.2f}s)")
