@@ -279,3 +279,32 @@ def test_garbage_body(api: Callable[..., Api], reply: httpx2.Response) -> None:
 def test_empty_key_is_refused() -> None:
     with pytest.raises(LlmUnavailable, match="ANTHROPIC_API_KEY"):
         ClaudeLlm(SETTINGS, " ")
+
+
+# ---------------------------------------------------------------- end to end: ingestion through the SDK
+
+
+def test_ingest_through_claude_keeps_turns_on_429_and_timeout_then_retries(
+        api: Callable[..., Api], make_vault: Callable[..., Any]) -> None:
+    """A conversation ingested while the API is rate limited or timing out loses nothing; the next call writes it."""
+    from vault_engine.conversation import IngestDeferred, ingest, pending_turns
+    from vault_engine.llm.base import Turn
+
+    vault = make_vault()
+    turns = [Turn("user" if n % 2 == 0 else "assistant", f"Staging deploy keys, step {n}: rotate with the vault CLI.")
+             for n in range(10)]
+    down = api(status(429, "rate_limit_error"), httpx2.ReadTimeout("read timed out"))
+    with pytest.raises(IngestDeferred) as info:
+        ingest(vault, turns, session="keys", llm=down.llm())
+    assert "timed out" in info.value.one_line() and KEY not in info.value.one_line()
+    assert len(down.requests) == SETTINGS.max_retries + 1 and down.sleeps  # retried with backoff, then gave up
+    assert pending_turns(vault, "keys") == 10  # every turn kept
+    assert not [e for e in vault.scan().entries.values() if e.memory.type == "episode"]
+
+    up = api(tool_reply("write_digest", DIGEST_INPUT))
+    result = ingest(vault, [], session="keys", llm=up.llm())
+    [episode] = result.episodes
+    memory = vault.entry(episode.id).memory
+    assert memory.title == DIGEST_INPUT["title"] and memory.trigger == DIGEST_INPUT["trigger"]
+    assert all(turn.content in memory.body for turn in turns) and pending_turns(vault, "keys") == 0
+    assert up.body()["model"] == SETTINGS.strong_model  # compaction uses the strong model
