@@ -139,6 +139,28 @@ class LlmDeferred(IngestDeferred, LlmUnavailable):
 # ---------------------------------------------------------------- input
 
 
+# Words that open an instruction to the agent ("Skip the tests, just this once").
+_IMPERATIVE = frozenset(
+    "please don't dont do skip use run ignore leave make let's lets avoid try stop keep turn disable enable "
+    "bypass push deploy commit merge drop write add remove delete answer reply go just no".split()
+)
+_ONE_OFF_MAX_CHARS = 300
+
+
+def is_one_off_instruction(turn: Turn) -> bool:
+    """A short user instruction for this occasion only ("Skip the tests, just this once"): left out.
+
+    Only the person's own instructions qualify: a turn that tells something
+    ("I went there just this once, and it changed my life") is conversation
+    and is kept in full like every other turn.
+    """
+    if turn.role != "user" or len(turn.content) > _ONE_OFF_MAX_CHARS or not is_one_off(turn.content):
+        return False
+    words = turn.content.strip().split(maxsplit=1)
+    first = words[0].strip(",.!:;\"'").casefold() if words else ""
+    return first in _IMPERATIVE
+
+
 def check_session(name: str) -> str:
     """``name`` if it is a usable session name (``[A-Za-z0-9._-]{1,64}``, not starting with a dot).
 
@@ -462,7 +484,7 @@ def _ingest(vault: Vault, turns: list[Turn], session: str, llm: Llm, flush: bool
         except VaultError as exc:
             failure = exc
         for turn in turns:
-            if is_one_off(turn.content):
+            if is_one_off_instruction(turn):
                 result.one_off += 1
                 continue
             content, count = redact_counted(turn.content)

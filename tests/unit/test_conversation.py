@@ -330,6 +330,27 @@ def test_one_off_instructions_are_not_buffered(vault: Vault) -> None:
     assert "Use tabs" in episodes(vault)[0].body
 
 
+@pytest.mark.parametrize("text", [
+    "I went to the support group just this once, and it changed my life.",
+    "Caroline: Only for now, I'm staying with my parents until the lease starts.",
+    "The deploy failed, not this time because of the tests but the registry.",
+])
+def test_telling_about_a_one_off_is_conversation_and_kept(vault: Vault, text: str) -> None:
+    result = ingest(vault, turns("We talked about the week", text, "What happened next?"), llm=ScriptedLlm(),
+                    flush=True)
+    assert result.one_off == 0 and result.buffered == 3
+    assert text in episodes(vault)[0].body
+
+
+def test_only_user_instructions_count_as_one_off() -> None:
+    from vault_engine.conversation import is_one_off_instruction
+
+    assert is_one_off_instruction(Turn("user", "Skip the tests, just this once"))
+    assert is_one_off_instruction(Turn("user", "Please use the staging database, only this time."))
+    assert not is_one_off_instruction(Turn("assistant", "Skip the tests, just this once"))
+    assert not is_one_off_instruction(Turn("user", "Skip the tests. " + "x " * 200 + "just this once"))
+
+
 def test_secrets_are_redacted_in_the_buffer_and_the_episode(vault: Vault) -> None:
     result = ingest(vault, turns(f"my key is {SECRET} keep it", "thanks"), llm=ScriptedLlm())
     assert result.redacted == 1
