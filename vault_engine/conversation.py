@@ -585,22 +585,9 @@ class _Compacter:
         memory = memory.replace(links=tuple(e.memory.id for e in related))
         rel = store.choose_path(vault.root, store.folder_for(memory), memory)
         store.write(vault.root, rel, memory)
-        events = [Event("add", memory.id, {
-            "authority": memory.authority,
-            "lifecycle": memory.lifecycle,
-            "title": memory.title,
-            "text_sha256": text_digest(memory_text(memory)),
-            "type": memory.type,
-            "proof_count": memory.proof_count,
-            "applied": {},
-            "source": memory.source,
-            "session": self.session,
-            "turns": turns,
-            "tags": list(memory.tags),
-            "links": list(memory.links),
-            "redacted": redacted,
-            "by": self.llm.name,
-        })]
+        events = [vault.add_event(memory, source=memory.source, session=self.session, turns=turns,
+                                  tags=list(memory.tags), links=list(memory.links), redacted=redacted,
+                                  by=self.llm.name)]
         wanted = {t.casefold() for t in memory.tags}
         for entry in related:
             other = entry.memory

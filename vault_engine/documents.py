@@ -340,10 +340,9 @@ def ingest_document(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_
             taken.add(rel)
             writes.append((store.inside(vault.root, rel), render(memory)))
             parts.append(Part(memory.id, rel, memory.title, memory.summary, str(memory.extra[PART_KEY])))
-            event = Vault._add_event(memory, "import")
-            event.payload.update({"origin": origin, "source": source, DIGEST_KEY: digest,
-                                  PART_KEY: memory.extra[PART_KEY], "redactions": redactions})
-            journal.append(event)
+            journal.append(Vault.add_event(memory, "import", origin=origin, source=source,
+                                           **{DIGEST_KEY: digest, PART_KEY: memory.extra[PART_KEY]},
+                                           redactions=redactions))
         fsio.write_many_atomic(writes)
         vault.journal.append(journal)
     return DocumentResult(parts, False, digest, source, redactions, len(clean))

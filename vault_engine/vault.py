@@ -369,7 +369,8 @@ class Vault:
         return from_fields({k: v for k, v in fields.items() if v is not None}, text, path="<new memory>")
 
     @staticmethod
-    def _add_event(memory: Memory, kind: str = "add") -> Event:
+    def add_event(memory: Memory, kind: str = "add", **details: Any) -> Event:
+        """The journal event of a new memory: what replay needs of it, plus ``details``."""
         return Event(
             kind,
             memory.id,
@@ -381,6 +382,7 @@ class Vault:
                 "type": memory.type,
                 "proof_count": memory.proof_count,
                 "applied": {k: v for k, v in memory.applied.items() if v},
+                **details,
             },
         )
 
@@ -432,7 +434,7 @@ class Vault:
                 memory, notice = self._admit_hot(memory, scan, stamp)
             rel = store.choose_path(self.root, store.folder_for(memory), memory)
             store.write(self.root, rel, memory)
-            self.journal.append([self._add_event(memory)])
+            self.journal.append([self.add_event(memory)])
         return AddResult(memory.id, rel, True, notice)
 
     def _admit_hot(self, memory: Memory, scan: Scan, stamp: datetime) -> tuple[Memory, str | None]:
@@ -521,7 +523,7 @@ class Vault:
                 used_ids.add(memory.id)
                 pending[memory.id] = (rel, memory, None)
                 by_digest[digest] = Entry(rel, ParsedFile(memory, ""))
-                events.append(self._add_event(memory, "import"))
+                events.append(self.add_event(memory, "import"))
                 added.append(memory.id)
             writes = [
                 (store.inside(self.root, rel), render(memory, original))
