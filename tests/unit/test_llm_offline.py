@@ -120,7 +120,7 @@ def test_tags_fall_back(llm: OfflineLlm) -> None:
 def test_digest_is_deterministic(llm: OfflineLlm) -> None:
     tags = ["staging", "deploy", "keys", "vault"]
     assert llm.digest(TRANSCRIPT, tags) == OfflineLlm(load_chars=1000).digest(TRANSCRIPT, list(tags))
-    assert 1 <= len(llm.digest(TRANSCRIPT, tags).tags) <= 3
+    assert len(llm.digest(TRANSCRIPT, tags).tags) in (1, 2, 3)
 
 
 def test_keywords_ties_first_seen_first() -> None:
