@@ -188,3 +188,16 @@ def test_select_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert select(LlmSettings()).name == "offline"  # the conftest clears ANTHROPIC_*
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     assert select(LlmSettings(fast_model="fast-model")).name == "anthropic:fast-model"
+
+
+def test_names_are_not_topics() -> None:
+    from vault_engine.llm.offline import keywords, names
+
+    talk = ("Maria: I adopted a dog from the shelter last week. Maria: The dog loves the park.\n"
+            "John: Which shelter did Maria use? Maria: The downtown shelter, near the park.")
+    assert names(talk) == {"maria", "john"}  # mid-sentence, or a "Name:" speaker label
+    assert keywords(talk, 3, names_last=True) == ["shelter", "dog", "park"]
+    assert keywords(talk, 1) == ["maria"]  # a trigger keeps the name: questions name people
+    assert OfflineLlm().digest(talk, []).tags == ("shelter",)
+    assert names("Deploys run from main. Deploys need approval.") == set()  # capitalised only where a sentence starts
+    assert OfflineLlm().digest(talk, ["maria", "park"]).tags == ("park",)  # a name is not reused as a tag

@@ -39,18 +39,47 @@ SHIFT_OVERLAP = 0.15  # share of a turn's content words seen in the buffer below
 FORGET_AFTER = 2  # ignored + overridden outcomes, with no success, after which an inferred memory is forgotten
 
 
-def content_words(text: str) -> list[str]:
-    """Lower-case words of three or more letters that are not function words, in order."""
-    return [w for w in (m.lower() for m in _WORD.findall(text)) if len(w) >= 3 and w not in STOPWORDS]
+# Conversational filler: frequent in chat, never what a conversation is about.
+FILLER = frozenset("""
+yeah yes yep hey hi hello cool get got gets getting really like just know think thanks thank wow great nice okay
+sure lol haha gonna wanna well much lot lots good awesome amazing definitely totally also one thing things
+something anything everything stuff maybe actually pretty kind sort way going want wanted need
+""".split())
 
 
-def keywords(text: str, limit: int) -> list[str]:
-    """The most frequent content words (ties: first seen first)."""
-    counts = Counter(content_words(text))
+def content_words(text: str, drop: frozenset[str] = frozenset()) -> list[str]:
+    """Lower-case words of three or more letters that are not function words (nor in ``drop``), in order."""
+    return [w for w in (m.lower() for m in _WORD.findall(text))
+            if len(w) >= 3 and w not in STOPWORDS and w not in drop]
+
+
+def names(text: str) -> set[str]:
+    """Lower-cased words the text only ever writes capitalised (people, places): poor topics."""
+    capital: set[str] = set()
+    lower: set[str] = set()
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        if word[0].islower():
+            lower.add(word.lower())
+        elif not word.isupper():  # Title case (an acronym such as CI is no name) where no sentence starts,
+            # or a "Name:" speaker label
+            before = text[max(0, match.start() - 8) : match.start()].rstrip(" \t")
+            label = text.startswith(":", match.end()) and (not before or before.endswith("\n"))
+            if label or (before and before[-1] not in ".!?:;\n\"'("):
+                capital.add(word.lower())
+    return capital - lower
+
+
+def keywords(text: str, limit: int, names_last: bool = False) -> list[str]:
+    """The most frequent content words (with ``names_last``, names after every other word; ties: first seen)."""
+    words = content_words(text, FILLER)
+    counts = Counter(words)
     first: dict[str, int] = {}
-    for n, word in enumerate(content_words(text)):
+    for n, word in enumerate(words):
         first.setdefault(word, n)
-    return [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], first[kv[0]]))[:limit]]
+    proper = names(text) if names_last else set()
+    ranked = sorted(counts.items(), key=lambda kv: (kv[0] in proper, -kv[1], first[kv[0]]))
+    return [w for w, _ in ranked[:limit]]
 
 
 def _paragraphs(text: str) -> list[str]:
@@ -107,8 +136,13 @@ class OfflineLlm:
         for tag in existing_tags:  # one spelling per tag, the first given
             if tag.strip():
                 counts.setdefault(tag.casefold(), (tag, _mentions(tag, body)))
-        reused = sorted((c for c in counts.values() if c[1]), key=lambda c: -c[1])  # ties: the vault's order
-        tags = tuple(t for t, _ in reused[:3]) or (top[0] if top else kind,)
+        people = names(body)
+        reused = sorted((c for c in counts.values() if c[1] and c[0].casefold() not in people),
+                        key=lambda c: -c[1])  # ties: the vault's order
+        # A new tag names a topic, not a person: names help find a conversation (the trigger keeps
+        # them) but make poor tags, since every episode of a conversation mentions its speakers.
+        topical = keywords(body, 1, names_last=True)
+        tags = tuple(t for t, _ in reused[:3]) or (topical[0] if topical else kind,)
         return Digest(title=title, summary=summary, trigger=trigger, recall="active", tags=tags)
 
     def detail(self, text: str) -> str:
