@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from bench_sync import Parser, fail, folder_arg, markdown_table, mb, new_vault, positive, run_child
+from bench_sync import Parser, at_least_zero, fail, folder_arg, markdown_table, mb, new_vault, positive, run_child
 
 if TYPE_CHECKING:
     import numpy as np
@@ -99,16 +99,6 @@ def share_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0 <= value < 0.5:
         raise argparse.ArgumentTypeError(f"must be in [0, 0.5), got {value}")
-    return value
-
-
-def at_least_zero(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
 
 

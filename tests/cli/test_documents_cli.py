@@ -11,8 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from vault_engine.cli import cli
-from vault_engine.errors import LlmUnavailable
-from vault_engine.llm.base import Digest, Sense, Turn
+from vault_engine.llm.fakes import UnreachableLlm
 from vault_engine.vault import Vault
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -131,25 +130,10 @@ def test_ingest_doc_bad_sizes_and_empty_input(vault: Vault) -> None:
     assert documents(vault) == []
 
 
-class BrokenLlm:
-    @property
-    def name(self) -> str:
-        return "broken"
-
-    def sense(self, buffer: Sequence[Turn], turn: Turn) -> Sense:
-        raise LlmUnavailable("the model timed out; retry later")
-
-    def digest(self, text: str, existing_tags: Sequence[str], kind: str = "conversation") -> Digest:
-        raise LlmUnavailable("the model timed out; retry later")
-
-    def detail(self, text: str) -> str:
-        raise LlmUnavailable("the model timed out; retry later")
-
-
 def test_model_failure_is_one_line_and_writes_nothing(vault: Vault, monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
-    def broken(*_args: object, **_kwargs: object) -> BrokenLlm:
-        return BrokenLlm()
+    def broken(*_args: object, **_kwargs: object) -> UnreachableLlm:
+        return UnreachableLlm()
 
     monkeypatch.setattr("vault_engine.llm.select.select", broken)
     source = tmp_path / "doc.md"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from vault_engine.cli import cli
 from vault_engine.detail import detail
 from vault_engine.errors import LlmUnavailable
-from vault_engine.llm.base import Digest, Sense, Turn
+from vault_engine.llm.fakes import UnusedLlm
 from vault_engine.memory import memory_text, split_detail
 from vault_engine.vault import NewMemory, Vault
 
@@ -21,23 +21,13 @@ BODY = ("Deploys run from the main branch.\n\nThe release job tags the commit. T
         "Staging gets it first. Production follows after a manual approval.\n")
 
 
-class CountingLlm:
+class CountingLlm(UnusedLlm):
     """A fake model that answers ``detail`` with a fixed text and counts its calls."""
 
     def __init__(self, answer: str = "First sentence. Second sentence. Third sentence.", fail: bool = False):
         self.answer = answer
         self.fail = fail
         self.calls: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return "fake"
-
-    def sense(self, buffer: Sequence[Turn], turn: Turn) -> Sense:
-        raise AssertionError("not used")
-
-    def digest(self, text: str, existing_tags: Sequence[str], kind: str = "conversation") -> Digest:
-        raise AssertionError("not used")
 
     def detail(self, text: str) -> str:
         self.calls.append(text)

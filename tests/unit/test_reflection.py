@@ -14,7 +14,8 @@ from click.testing import Result
 
 from vault_engine.errors import InvalidInput, LlmUnavailable
 from vault_engine.journal import Event
-from vault_engine.llm.base import Delta, Digest, Sense, Turn
+from vault_engine.llm.base import Delta
+from vault_engine.llm.fakes import UnusedLlm
 from vault_engine.llm.offline import OfflineLlm
 from vault_engine.reflection import MAX_ATTEMPTS, STATE_FILE, ReflectionFailed, reflect
 from vault_engine.store import STATE_DIR
@@ -23,7 +24,7 @@ from vault_engine.vault import NewMemory, Vault
 T0 = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 
 
-class FakeLlm:
+class FakeLlm(UnusedLlm):
     """Answers ``reflect`` with the deltas given (or a function of the memories), or fails; records calls."""
 
     def __init__(self, deltas: Sequence[Delta] | Callable[[Sequence[Mapping[str, Any]]], list[Delta]] = (),
@@ -31,19 +32,6 @@ class FakeLlm:
         self.deltas = deltas
         self.fail = fail
         self.calls: list[tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]] = []
-
-    @property
-    def name(self) -> str:
-        return "fake"
-
-    def sense(self, buffer: Sequence[Turn], turn: Turn) -> Sense:
-        raise AssertionError("not used")
-
-    def digest(self, text: str, existing_tags: Sequence[str], kind: str = "conversation") -> Digest:
-        raise AssertionError("not used")
-
-    def detail(self, text: str) -> str:
-        raise AssertionError("not used")
 
     def reflect(self, evidence: Sequence[Mapping[str, Any]], memories: Sequence[Mapping[str, Any]]) -> list[Delta]:
         self.calls.append((list(evidence), list(memories)))
