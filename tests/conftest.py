@@ -80,3 +80,8 @@ def run_memvault(*args: str, cwd: Path | None = None, env: dict[str, str] | None
 def memvault_proc() -> Callable[..., subprocess.CompletedProcess[str]]:
     """:func:`run_memvault` as a fixture (a real ``python -m vault_engine`` subprocess)."""
     return run_memvault
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-contract", action="store_true", default=False,
+                     help="Rewrite the golden JSON files in contract/ from the live HTTP API.")

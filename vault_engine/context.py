@@ -116,7 +116,7 @@ class Manifest:
             "resident": [{"id": r.id, "title": r.title, "text": r.text, "why": r.why} for r in self.resident],
             "manifest": [{"id": m.id, "title": m.title, "abstract": m.abstract, "whyApplied": m.why}
                          for m in self.manifest],
-            "omitted": self.omitted, "note": self.note,
+            "omitted": self.omitted, "note": self.note, "markdown": self.markdown,
         }
 
 

@@ -40,10 +40,10 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _write_temp(target: Path, data: bytes, fsync: bool) -> Path:
+def _write_temp(target: Path, data: bytes, fsync: bool, mode: int = 0o644) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = temp_path_for(target)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         view = memoryview(data)
         while view:
@@ -85,12 +85,12 @@ def _record(*targets: Path) -> None:
         paths.update(targets)
 
 
-def write_atomic(target: Path, data: bytes | str) -> None:
-    """Replace ``target`` with ``data`` atomically and durably."""
+def write_atomic(target: Path, data: bytes | str, *, mode: int = 0o644) -> None:
+    """Replace ``target`` with ``data`` atomically and durably (a new file gets ``mode``, before the umask)."""
     _record(target)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        temp = _write_temp(target, payload, fsync=True)
+        temp = _write_temp(target, payload, fsync=True, mode=mode)
         try:
             os.replace(temp, target)
         except OSError:

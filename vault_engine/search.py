@@ -69,6 +69,8 @@ class Hit:
     project: str
     trust: str
     lifecycle: str
+    tier: str = "cold"
+    authority: str = "explicit"
     snippet: str = ""
     base: float = 0.0
     lanes: dict[str, int] = field(default_factory=dict)
@@ -86,8 +88,9 @@ class Hit:
         return {
             "id": self.id, "title": self.title, "path": self.path, "score": round(self.score, 6),
             "summary": self.summary, "trigger": self.trigger, "type": self.type, "scope": self.scope,
-            "project": self.project or None, "trust": self.trust, "lifecycle": self.lifecycle,
-            "snippet": self.snippet, "why": self.why, "base": round(self.base, 6), "lanes": self.lanes,
+            "project": self.project or None, "trust": self.trust, "authority": self.authority,
+            "lifecycle": self.lifecycle, "tier": self.tier, "snippet": self.snippet, "why": self.why,
+            "base": round(self.base, 6), "lanes": self.lanes,
             "similarity": {k: round(v, 4) for k, v in self.similarity.items()},
             "boosts": {k: round(v, 4) for k, v in self.boosts.items()}, "duplicates": self.duplicates,
         }
@@ -394,7 +397,8 @@ class Searcher:
         hit = Hit(
             id=row.id, title=row.title, path=row.path, score=boosted.score, summary=row.summary,
             trigger=row.trigger, type=row.type, scope=row.scope, project=row.project, trust=row.trust,
-            lifecycle=row.lifecycle, snippet=snippets.get(row.id) or clip(row.summary or row.title, 160),
+            lifecycle=row.lifecycle, tier=row.tier, authority=row.authority,
+            snippet=snippets.get(row.id) or clip(row.summary or row.title, 160),
             base=fused.score, lanes=lanes, similarity=cosines, boosts=boosted.factors, dup_key=row.dup_key,
         )
         hit.why = _why(fused.lanes, lanes, cosines, boosted.factors, row)

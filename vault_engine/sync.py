@@ -324,11 +324,15 @@ def _load_stat_cache(path: Path) -> dict[str, list[Any]]:
     return data if isinstance(data, dict) else {}
 
 
-def freshness(root: Path) -> str:
-    """How the indexes compare with the files, read-only (nothing is parsed twice or written)."""
+FRESHNESS_STATES = ("current", "stale", "missing", "unreadable")
+
+
+def freshness(root: Path) -> tuple[str, str]:
+    """How the indexes compare with the files, read-only (nothing is parsed twice or written):
+    a state (one of :data:`FRESHNESS_STATES`) and a sentence for people."""
     state = root / store.STATE_DIR
     if not (state / "catalog.sqlite").exists():
-        return "not built (run `memvault sync`, or any search builds it)"
+        return "missing", "not built (run `memvault sync`, or any search builds it)"
     try:
         catalog = Catalog(state / "catalog.sqlite")
         try:
@@ -336,13 +340,13 @@ def freshness(root: Path) -> str:
         finally:
             catalog.close()
     except IndexStale as exc:
-        return f"unreadable ({exc.message}); the next sync or search rebuilds it"
+        return "unreadable", f"unreadable ({exc.message}); the next sync or search rebuilds it"
     disk = read_disk(root, _load_stat_cache(state / STAT_CACHE))
     indexed = {i: Located(path, digest) for i, (path, digest) in records.items()}
     plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)
     if plan.empty:
-        return f"current ({plan.unchanged} memories indexed)"
-    return f"stale: {plan.summary()} (run `memvault sync` or keep `memvault watch` running)"
+        return "current", f"current ({plan.unchanged} memories indexed)"
+    return "stale", f"stale: {plan.summary()} (run `memvault sync` or keep `memvault watch` running)"
 
 
 def _embed(embedder: Embedder, texts: list[str], progress: Progress | None) -> list[Any]:

@@ -154,6 +154,7 @@ class Status:
     journal_events: int
     journal_warnings: list[str]
     index: str
+    index_state: str  # current | stale | missing | unreadable
     embedding_model: str
 
 
@@ -1029,7 +1030,7 @@ class Vault:
         hot = [m for m in active if m.tier == "hot" and m.lifecycle != "superseded"]
         from .sync import freshness
 
-        index_state = freshness(self.root)
+        index_state, index_text = freshness(self.root)
         return Status(
             vault=str(self.root),
             memories=len(active),
@@ -1042,7 +1043,8 @@ class Vault:
             hot_budget=self.config.tiers.hot_budget_chars,
             journal_events=len(events),
             journal_warnings=list(self.journal.warnings),
-            index=index_state,
+            index=index_text,
+            index_state=index_state,
             embedding_model=self.config.embedding.model,
         )
 

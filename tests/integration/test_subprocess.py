@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
-HEAVY = ("tantivy", "fastembed", "onnxruntime", "anthropic")
+HEAVY = ("tantivy", "fastembed", "onnxruntime", "anthropic", "mcp", "starlette", "pydantic", "http.server")
 
 HELP_IMPORTS = """
 import sys

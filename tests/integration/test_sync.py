@@ -120,15 +120,17 @@ def test_bad_files_are_reported_and_the_rest_indexed(filled: Vault) -> None:
 def test_status_tells_current_from_stale(filled: Vault) -> None:
     from vault_engine.sync import freshness
 
-    assert freshness(filled.root).startswith("not built")
+    assert freshness(filled.root)[0] == "missing"
+    assert freshness(filled.root)[1].startswith("not built")
     filled.sync(embedder=HashEmbedder())
-    assert freshness(filled.root) == "current (3 memories indexed)"
+    assert freshness(filled.root) == ("current", "current (3 memories indexed)")
     assert filled.status().index == "current (3 memories indexed)"
     path = next(filled.root.glob("memories/**/*.md"))
     path.write_text(path.read_text() + "\nOne more line.\n")
-    assert freshness(filled.root).startswith("stale: 0 added, 1 modified")
+    assert freshness(filled.root)[0] == "stale"
+    assert freshness(filled.root)[1].startswith("stale: 0 added, 1 modified")
     (filled.root / STATE_DIR / "catalog.sqlite").write_bytes(b"garbage" * 200)
-    assert freshness(filled.root).startswith("unreadable")
+    assert freshness(filled.root)[0] == "unreadable"
 
 
 def test_progress_is_reported_and_vectors_keep_their_order(make_vault: Callable[..., Vault]) -> None:

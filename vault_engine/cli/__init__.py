@@ -100,10 +100,22 @@ def main() -> None:
     cli.main(prog_name="memvault")
 
 
-from . import admin, context, documents, governance, ingest, memories, project, reflect, search, watch  # noqa: E402  (commands register themselves on `cli`)
+from . import (  # noqa: E402  (commands register themselves on `cli`)
+    admin,
+    context,
+    documents,
+    governance,
+    ingest,
+    memories,
+    project,
+    reflect,
+    search,
+    servers,
+    watch,
+)
 
 __all__ = ["admin", "cli", "context", "documents", "governance", "ingest", "main", "memories", "project", "reflect",
-           "search", "watch"]
+           "search", "servers", "watch"]
 
 if __name__ == "__main__":  # pragma: no cover
     main()

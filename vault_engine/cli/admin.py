@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
+from ..views import entry_json, status_json
 from . import cli
 from .options import Settings, common, emit
-from .render import entry_json
 
 
 @cli.command()
@@ -51,7 +51,7 @@ def status(settings: Settings) -> None:
         for line in report.invalid + report.journal_warnings:
             click.echo(f"  {line}")
 
-    emit(settings, asdict(report), human)
+    emit(settings, status_json(report), human)
 
 
 @cli.group()

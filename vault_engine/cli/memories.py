@@ -7,12 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import LlmUnavailable
 from ..memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
-from ..yamlfmt import format_datetime
+from ..views import change_json, entry_json, entry_line, feedback_json
 from . import cli
 from .options import Settings, common, emit
-from .render import entry_json, entry_line, memory_view
 
 if TYPE_CHECKING:
     from ..vault import FeedbackResult
@@ -138,20 +136,12 @@ def show(settings: Settings, memory_id: str, depth: int) -> None:
     first request and kept in the memory's file under "## Detail"; later
     requests read it from there.
     """
-    vault = settings.open_vault(write=depth >= 1)
-    entry = vault.entry(memory_id)
-    made = None
-    if depth >= 1:
-        from ..detail import detail
+    from ..service import read
 
-        try:
-            made = detail(vault, memory_id, vault.llm())
-        except LlmUnavailable as exc:
-            click.echo(f"warning: no detailed summary ({exc.one_line()})", err=True)
-    scan = vault.scan()
-    entry = scan.entries.get(memory_id, entry)
-    links = vault.resolve_links(entry.memory, scan)
-    view = memory_view(entry, depth, links, made.text if made is not None else None)
+    result = read(settings.open_vault(write=depth >= 1), memory_id, depth)
+    if result.warning:
+        click.echo(result.warning, err=True)
+    view = result.view
     emit(settings, view, lambda: click.echo(view["text"].rstrip("\n")))
 
 
@@ -198,7 +188,7 @@ def correct(settings: Settings, memory_id: str, text: str, title: str | None) ->
     if text == "-":
         text = sys.stdin.read()
     result = settings.open_vault(write=True).correct(memory_id, text, title)
-    emit(settings, _change_json(result), lambda: click.echo(f"{result.id} supersedes {result.related}"))
+    emit(settings, change_json(result), lambda: click.echo(f"{result.id} supersedes {result.related}"))
 
 
 @cli.command()
@@ -212,7 +202,7 @@ def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
     result = settings.open_vault(write=True).forget(memory_id, permanent=permanent)
     message = (f"purged {memory_id}" if permanent
                else f"moved {memory_id} to {result.path} (undo: memvault rollback {memory_id})")
-    emit(settings, _change_json(result), lambda: click.echo(message))
+    emit(settings, change_json(result), lambda: click.echo(message))
 
 
 @cli.command()
@@ -239,7 +229,7 @@ def rollback(settings: Settings, memory_id: str | None, event_id: str | None) ->
         else:
             click.echo(f"{result.id} is current again; {result.related} moved to the trash")
 
-    emit(settings, _change_json(result), human)
+    emit(settings, change_json(result), human)
 
 
 def _change_json(result: Any) -> dict[str, Any]:
@@ -269,13 +259,7 @@ def feedback(settings: Settings, memory_id: str, outcome: str | None, applicatio
         raise click.UsageError(f"Missing option '--outcome' (one of {', '.join(OUTCOMES)})",
                                ctx=click.get_current_context())
     result = settings.open_vault(write=True).feedback(memory_id, outcome, application=application)
-    data = {
-        "action": result.action, "id": result.id, "path": result.path, "outcome": result.outcome,
-        "old_lifecycle": result.old_lifecycle, "lifecycle": result.lifecycle, "applied": result.applied,
-        "last_applied": format_datetime(result.last_applied) if result.last_applied else None,
-        "application": result.application, "event": result.event,
-    }
-    emit(settings, data, lambda: click.echo(feedback_line(result)))
+    emit(settings, feedback_json(result), lambda: click.echo(feedback_line(result)))
 
 
 def feedback_line(result: FeedbackResult) -> str:

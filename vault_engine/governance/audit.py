@@ -137,7 +137,7 @@ def audit(vault: Vault, *, now: datetime | None = None) -> Audit:
         planned=dict(sorted(Counter(a.kind for a in actions).items())),
         plan=[a.describe() for a in actions],
         invalid=[p.one_line() for p in scan.problems],
-        index=freshness(vault.root),
+        index=freshness(vault.root)[1],
         counts=counts,
         counts_ok=ok,
     )

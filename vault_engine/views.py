@@ -1,13 +1,18 @@
-"""How memories look on the terminal and in --json output."""
+"""The JSON views of memories and of what commands did: one contract for the CLI's
+``--json``, the MCP tools and the HTTP API (golden copies live in ``contract/``)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..memory import Memory, split_detail
-from ..store import Entry
-from ..yamlfmt import format_datetime
+from .errors import VaultError
+from .memory import Memory, split_detail
+from .store import Entry
+from .yamlfmt import format_datetime
+
+if TYPE_CHECKING:
+    from .vault import ChangeResult, FeedbackResult, Status
 
 
 def _stamp(value: datetime | None) -> str | None:
@@ -108,3 +113,28 @@ def memory_view(entry: Entry, depth: int, links: list[dict[str, str | None]],
         parts.append(f"(body: {len(body)} characters; read it with --depth 2)")
     view["text"] = "\n".join(parts) + "\n"
     return view
+
+
+def change_json(result: ChangeResult) -> dict[str, Any]:
+    """What a correct, forget, rollback or restore did."""
+    return {"action": result.action, "id": result.id, "path": result.path, "related": result.related,
+            "event": result.event, "conflicts": list(result.conflicts)}
+
+
+def feedback_json(result: FeedbackResult) -> dict[str, Any]:
+    return {
+        "action": result.action, "id": result.id, "path": result.path, "outcome": result.outcome,
+        "old_lifecycle": result.old_lifecycle, "lifecycle": result.lifecycle, "applied": dict(result.applied),
+        "last_applied": _stamp(result.last_applied), "application": result.application, "event": result.event,
+    }
+
+
+def status_json(report: Status) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(report)
+
+
+def error_json(exc: VaultError) -> dict[str, Any]:
+    """An error as the HTTP API and the MCP tools report it: its kind and its one line."""
+    return {"error": {"kind": type(exc).__name__, "message": exc.one_line()}}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Serve the default vault to the Obsidian plugin: set up memvault, fill the
+# default vault with the examples (first run only), build the plugin into the
+# vault's .obsidian/plugins/memvault/, then run `memvault serve` until Ctrl-C.
+# Open the vault folder in Obsidian, enable "Memvault" under Community plugins,
+# and run "Memvault: Open memory panel".
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
+
+VAULT="${MEMVAULT_DIR:-$HOME/.memvault/vault}"
+MV=(.venv/bin/memvault --vault "$VAULT")
+if [ ! -f "$VAULT/memvault.toml" ]; then
+  .venv/bin/memvault init "$VAULT"
+  "${MV[@]}" import scripts/examples.jsonl
+fi
+
+if command -v npm >/dev/null 2>&1; then
+  (cd obsidian-plugin && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build --silent)
+  PLUGIN="$VAULT/.obsidian/plugins/memvault"
+  mkdir -p "$PLUGIN"
+  cp obsidian-plugin/main.js obsidian-plugin/manifest.json obsidian-plugin/styles.css "$PLUGIN/"
+  echo "installed the plugin into $PLUGIN (enable it in Obsidian: Settings > Community plugins)" >&2
+  echo "plugin setting 'memvault command': $PWD/.venv/bin/memvault" >&2
+else
+  echo "npm not found: the plugin was not built (see obsidian-plugin/README.md)" >&2
+fi
+
+exec "${MV[@]}" serve "$@"

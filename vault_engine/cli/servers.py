@@ -1,0 +1,57 @@
+"""memvault mcp and memvault serve: the vault for agents (MCP on stdio) and for editors (local HTTP)."""
+
+from __future__ import annotations
+
+import click
+
+from . import cli
+from .options import Settings, common
+
+
+@cli.command()
+@click.option("--no-watch", is_flag=True, help="Do not keep the indexes current while files change outside.")
+@common
+@click.pass_obj
+def mcp(settings: Settings, no_watch: bool) -> None:
+    """Serve the vault to an agent over MCP (stdio).
+
+    Tools: memory_search, memory_read, memory_remember, memory_correct,
+    memory_forget, memory_context and memory_feedback. The project of
+    context requests defaults to the repository the server was started in.
+
+    \b
+    Example (Claude Code):
+        claude mcp add memvault -- memvault mcp --vault ~/.memvault/vault
+    """
+    from ..mcp_server import run
+
+    run(settings.vault_path, watch=not no_watch)
+
+
+@cli.command()
+@click.option("--port", type=click.IntRange(0, 65535), help="TCP port on 127.0.0.1 (default: server.port, 7788; "
+                                                            "0 picks a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Only loopback addresses are accepted: the API is for this machine's user.")
+@click.option("--no-watch", is_flag=True, help="Do not keep the indexes current while files change outside.")
+@common
+@click.pass_obj
+def serve(settings: Settings, port: int | None, host: str, no_watch: bool) -> None:
+    """Serve the vault as a local HTTP JSON API (for the Obsidian plugin and scripts).
+
+    Binds 127.0.0.1 only. Clients send the token from .memvault/serve.json
+    (readable only by you) as "Authorization: Bearer TOKEN". The model and the
+    indexes stay loaded between requests.
+
+    \b
+    Example:
+        memvault serve --vault ~/notes/vault
+        curl -H "Authorization: Bearer $(jq -r .token ~/notes/vault/.memvault/serve.json)" \\
+             -d '{"query": "deploy"}' http://127.0.0.1:7788/v1/search
+    """
+    from ..http_api import run
+
+    def announce(line: str) -> None:
+        click.echo(line, err=True)
+
+    run(settings.vault_path, host=host, port=port, watch=not no_watch, announce=announce)

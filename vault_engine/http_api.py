@@ -1,0 +1,368 @@
+"""``memvault serve``: the vault as a small HTTP JSON API on 127.0.0.1, for editors and scripts.
+
+Every endpoint is one :class:`~vault_engine.service.MemoryService` call and
+answers the same JSON the CLI prints with ``--json`` (golden copies live in
+``contract/``)::
+
+    GET  /v1/status                                   counts, hot tier, index freshness
+    POST /v1/search    {"query", "limit"?, "project"?, "path"?, "types"?, "trust"?}
+    POST /v1/read      {"id", "depth"?}
+    POST /v1/context   {"task", "path"?, "operation"?, "phase"?, "kind"?, "project"?, "budget"?, "record"?}
+    POST /v1/feedback  {"id", "outcome", "application"?}
+    POST /v1/remember  {"text", "title"?, "type"?, "project"?, "scope"?, "paths"?, "tags"?, ...}
+    POST /v1/correct   {"id", "text", "title"?}
+    POST /v1/forget    {"id"}
+
+Access: the server listens on a loopback address only, and every request must
+carry ``Authorization: Bearer TOKEN``, the token written to
+``.memvault/serve.json`` (mode 0600, so only the vault owner's processes can
+read it; other local users cannot reach the vault). Requests naming another
+``Host`` are refused, so a web page cannot reach the API by DNS rebinding.
+Errors answer ``{"error": {"kind", "message"}}`` with a 4xx or 5xx status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import json
+import os
+import secrets
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from . import errors, store
+from .errors import InvalidInput, VaultError
+from .fsio import write_atomic
+from .service import MemoryService
+from .views import error_json
+
+API_VERSION = 1
+SERVE_FILE = "serve.json"
+MAX_BODY = 1 << 20  # bytes a request body may have
+LOOPBACK_NAMES = ("localhost",)
+
+# The operations, with the body fields each accepts (anything else is refused: a typo must not pass unnoticed).
+OPERATIONS: dict[str, tuple[str, ...]] = {
+    "search": ("query", "limit", "project", "path", "types", "trust"),
+    "read": ("id", "depth"),
+    "context": ("task", "path", "operation", "phase", "kind", "project", "budget", "record"),
+    "feedback": ("id", "outcome", "application"),
+    "remember": ("text", "title", "type", "project", "scope", "paths", "tags", "summary", "trigger", "authority",
+                 "force"),
+    "correct": ("id", "text", "title"),
+    "forget": ("id",),
+}
+
+STATUS_OF: tuple[tuple[type[VaultError], int], ...] = (
+    (errors.MemoryNotFound, 404),
+    (errors.InvalidInput, 400),
+    (errors.PathEscapeError, 400),
+    (errors.ForgottenContent, 409),
+    (errors.NothingToUndo, 409),
+    (errors.MemoryFileError, 422),
+    (errors.VaultBusy, 503),
+    (errors.LlmUnavailable, 503),
+    (errors.ModelUnavailable, 503),
+)
+
+
+def http_status(exc: VaultError) -> int:
+    for kind, status in STATUS_OF:
+        if isinstance(exc, kind):
+            return status
+    return 500
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def host_name(header: str) -> str:
+    """The host of a ``Host`` header: ``127.0.0.1:7788`` -> ``127.0.0.1``, ``[::1]:7788`` -> ``::1``."""
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+def call(service: MemoryService, operation: str, body: dict[str, Any]) -> dict[str, Any]:
+    """Run one operation with the fields of a request body."""
+    allowed = OPERATIONS[operation]
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise InvalidInput(f"unknown field '{unknown[0]}' for {operation}; expected {', '.join(allowed)}")
+    args = dict(body)
+    if operation == "search":
+        return service.search(args.pop("query", None), **args)
+    if operation == "read":
+        return service.read(args.get("id"), args.get("depth", 1))
+    if operation == "context":
+        return service.context(args.pop("task", None), **args)
+    if operation == "feedback":
+        return service.feedback(args.get("id"), args.get("outcome"), application=args.get("application"))
+    if operation == "remember":
+        return service.remember(args.pop("text", None), **args)
+    if operation == "correct":
+        return service.correct(args.get("id"), args.get("text"), title=args.get("title"))
+    return service.forget(args.get("id"))
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """Where a running server listens, as written to ``.memvault/serve.json``."""
+
+    host: str
+    port: int
+    token: str
+    pid: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": API_VERSION, "host": self.host, "port": self.port, "pid": self.pid, "token": self.token}
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+
+def serve_file(root: Path) -> Path:
+    return root / store.STATE_DIR / SERVE_FILE
+
+
+def read_served(root: Path) -> Served | None:
+    """The server recorded for the vault at ``root``, if any (it may have ended without removing the file)."""
+    try:
+        data = json.loads(serve_file(root).read_text(encoding="utf-8"))
+        return Served(str(data["host"]), int(data["port"]), str(data["token"]), int(data["pid"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One request: check the host and the token, parse the body, call the service, answer JSON."""
+
+    server: ApiServer
+    protocol_version = "HTTP/1.1"
+    server_version = "memvault"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # one line per request is written by _answer
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    def _handle(self, method: str) -> None:
+        started = time.perf_counter()
+        status, data = self._route(method)
+        self._answer(status, data)
+        self.server.log(f"{method} {self.path} {status} {(time.perf_counter() - started) * 1000:.0f}ms")
+
+    def _route(self, method: str) -> tuple[int, dict[str, Any]]:
+        if not is_loopback(host_name(self.headers.get("Host") or "")):
+            return 403, _error("Forbidden", f"host '{self.headers.get('Host')}' is not this machine's loopback")
+        path = self.path.split("?", 1)[0]
+        if path == "/v1/health":
+            return 200, {"ok": True, "version": API_VERSION}
+        if not self._authorized():
+            return 401, _error("Unauthorized", "send 'Authorization: Bearer TOKEN' with the token from "
+                                               ".memvault/serve.json")
+        name = path.removeprefix("/v1/")
+        if not path.startswith("/v1/") or (name not in OPERATIONS and name != "status"):
+            return 404, _error("NotFound", f"no endpoint {path}; see GET /v1/status and POST /v1/<operation>")
+        expected = "GET" if name == "status" else "POST"
+        if method != expected:
+            return 405, _error("MethodNotAllowed", f"{path} takes {expected}, not {method}")
+        try:
+            if name == "status":
+                return 200, self.server.service.status()
+            return 200, call(self.server.service, name, self._body())
+        except VaultError as exc:
+            return http_status(exc), error_json(exc)
+        except Exception as exc:  # a bug: answered, logged, and the server keeps serving
+            return 500, _error("InternalError", f"internal error ({type(exc).__name__}: {exc})")
+
+    def _authorized(self) -> bool:
+        header = self.headers.get("Authorization") or ""
+        scheme, _, token = header.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.server.token.encode())
+
+    def _body(self) -> dict[str, Any]:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise InvalidInput("Content-Length is not a number") from None
+        if length > MAX_BODY:
+            raise InvalidInput(f"request body too large ({length} bytes; at most {MAX_BODY})")
+        raw = self.rfile.read(length) if length else b"{}"
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise InvalidInput("request body is not UTF-8") from None
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"request body is not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
+        if not isinstance(body, dict):
+            raise InvalidInput("request body must be a JSON object")
+        return body
+
+    def _answer(self, status: int, data: dict[str, Any]) -> None:
+        payload = json.dumps(data, ensure_ascii=False, default=str).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def _error(kind: str, message: str) -> dict[str, Any]:
+    return {"error": {"kind": kind, "message": message}}
+
+
+class ApiServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], service: MemoryService, token: str,
+                 log: Callable[[str], None] = lambda _line: None):
+        import socket
+
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.service = service
+        self.token = token
+        self.log = log
+        super().__init__(address, Handler)
+
+
+def bind(service: MemoryService, host: str = "127.0.0.1", port: int = 0, *,
+         log: Callable[[str], None] = lambda _line: None) -> tuple[ApiServer, Served]:
+    """Bind the API on a loopback address and record it (with a new token) in ``.memvault/serve.json``.
+
+    Raises:
+        InvalidInput: ``host`` is not a loopback address.
+        VaultBusy: another server already serves this vault, or the port is taken.
+    """
+    if not is_loopback(host):
+        raise InvalidInput(f"refusing to listen on '{host}': memvault serve binds loopback addresses only "
+                           "(127.0.0.1 or ::1), so only this machine can reach it")
+    root = service.vault.root
+    running = read_served(root)
+    if running is not None and _alive(running.pid):
+        raise errors.VaultBusy(f"this vault is already served at {running.url} (process {running.pid})")
+    token = secrets.token_hex(32)
+    try:
+        server = ApiServer(("127.0.0.1" if host == "localhost" else host, port), service, token, log)
+    except OSError as exc:
+        raise errors.VaultBusy(f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
+                               "choose another with --port, or --port 0 for any free one") from None
+    served = Served(host if host != "localhost" else "127.0.0.1", int(server.server_address[1]), token, os.getpid())
+    write_atomic(serve_file(root), json.dumps(served.to_json(), indent=2) + "\n", mode=0o600)
+    os.chmod(serve_file(root), 0o600)  # an older file keeps its mode through the rename: set it again
+    return server, served
+
+
+def unbind(server: ApiServer, served: Served) -> None:
+    """Close the socket and remove ``serve.json`` if it is still ours."""
+    server.server_close()
+    root = server.service.vault.root
+    current = read_served(root)
+    if current is not None and current.token == served.token:
+        with contextlib.suppress(OSError):
+            serve_file(root).unlink()
+
+
+@contextlib.contextmanager
+def running(service: MemoryService, host: str = "127.0.0.1", port: int = 0,
+            log: Callable[[str], None] = lambda _line: None) -> Iterator[Served]:
+    """Serve in a background thread for the length of the block (for tests and scripts)."""
+    server, served = bind(service, host, port, log=log)
+    thread = threading.Thread(target=server.serve_forever, name="memvault-serve", daemon=True)
+    thread.start()
+    try:
+        yield served
+    finally:
+        server.shutdown()
+        thread.join(10)
+        unbind(server, served)
+
+
+def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = None, watch: bool = True,
+        announce: Callable[[str], None] = print) -> None:
+    """``memvault serve``: serve until SIGINT or SIGTERM, keeping the model and the indexes warm."""
+    if not is_loopback(host):  # checked before anything is opened or loaded
+        raise InvalidInput(f"refusing to listen on '{host}': memvault serve binds loopback addresses only "
+                           "(127.0.0.1 or ::1), so only this machine can reach it")
+    service = MemoryService.open(Path(vault_path) if vault_path else None, source="tool:http")
+    try:
+        chosen = service.vault.config.server.port if port is None else port
+        server, served = bind(service, host, chosen, log=announce)
+        try:
+            if watch:
+                service.watch()
+            threading.Thread(target=_warm_up, args=(service, announce), name="memvault-warm-up", daemon=True).start()
+            announce(f"serving {service.vault.root} at {served.url} (token in {serve_file(service.vault.root)}); "
+                     "Ctrl-C stops")
+            _serve_until_signal(server)
+        finally:
+            unbind(server, served)
+    finally:
+        service.close()
+    announce("stopped")
+
+
+def _warm_up(service: MemoryService, announce: Callable[[str], None]) -> None:
+    try:
+        service.warm_up()
+    except VaultError as exc:
+        announce(f"warning: {exc.one_line()}")
+
+
+def _serve_until_signal(server: ApiServer) -> None:
+    stop = threading.Event()
+
+    def handler(_signum: int, _frame: object) -> None:
+        stop.set()
+
+    previous = {number: signal.signal(number, handler) for number in (signal.SIGINT, signal.SIGTERM)}
+    thread = threading.Thread(target=server.serve_forever, name="memvault-serve", daemon=True)
+    thread.start()
+    try:
+        while not stop.wait(0.5):
+            if not thread.is_alive():
+                break
+    finally:
+        server.shutdown()
+        thread.join(10)
+        for number, old in previous.items():
+            signal.signal(number, old)
