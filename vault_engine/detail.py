@@ -39,7 +39,7 @@ def detail(vault: Vault, memory_id: str, llm: Llm) -> Detail:
         MemoryNotFound: no memory has that id.
         LlmUnavailable: the model could not answer (nothing is written).
     """
-    entry = vault.entry(memory_id)
+    entry = vault.find(memory_id)
     raw, cached, fresh = split_detail(entry.memory.body)
     if cached is not None and fresh:
         return Detail(cached, cached=True, saved=False)
@@ -49,7 +49,7 @@ def detail(vault: Vault, memory_id: str, llm: Llm) -> Detail:
         return Detail(text, cached=False, saved=False)
     try:
         with vault.lock.hold():
-            current = vault.entry(memory_id)
+            current = vault.find(memory_id)
             if current.memory.body != entry.memory.body:  # changed meanwhile: answer, do not cache
                 return Detail(text, cached=False, saved=False)
             updated = current.memory.replace(body=with_detail(raw, text))

@@ -165,6 +165,7 @@ class Handler(BaseHTTPRequestHandler):
 
     server: ApiServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms wait for a delayed ACK
     server_version = "memvault"
     sys_version = ""
 

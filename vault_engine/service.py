@@ -47,7 +47,7 @@ def read(vault: Vault, memory_id: str, depth: int) -> Read:
     """
     if depth not in (0, 1, 2):
         raise InvalidInput(f"depth must be 0, 1 or 2, got {depth}")
-    entry = vault.entry(memory_id)
+    entry = vault.find(memory_id)
     made, warning = None, None
     if depth >= 1:
         from .detail import detail
@@ -56,10 +56,10 @@ def read(vault: Vault, memory_id: str, depth: int) -> Read:
             made = detail(vault, memory_id, vault.llm())
         except LlmUnavailable as exc:
             warning = f"warning: no detailed summary ({exc.one_line()})"
-    scan = vault.scan()
-    entry = scan.entries.get(memory_id, entry)
-    links = vault.resolve_links(entry.memory, scan)
-    return Read(memory_view(entry, depth, links, made.text if made is not None else None), warning)
+    if made is not None and made.saved:
+        entry = vault.find(memory_id)  # the file now holds its detailed summary
+    return Read(memory_view(entry, depth, vault.links_of(entry.memory), made.text if made is not None else None),
+                warning)
 
 
 def _text(value: Any, name: str, *, required: bool = True, limit: int = MAX_TEXT) -> str | None:
@@ -186,7 +186,10 @@ class MemoryService:
     def remember(self, text: Any, *, title: Any = None, type: Any = "fact", project: Any = None,
                  scope: Any = None, paths: Any = None, tags: Any = None, summary: Any = None,
                  trigger: Any = None, authority: Any = "explicit", force: bool = False) -> dict[str, Any]:
-        """Add a memory (or add evidence to the same one already there)."""
+        """Add a memory (or add evidence to the same one already there).
+
+        ``scope="project"`` without a project means the default project (the server's repository).
+        """
         from .memory import AUTHORITIES
         from .vault import NewMemory
 
@@ -196,7 +199,9 @@ class MemoryService:
         if scope is not None:
             _choice(scope, "scope", SCOPES)
         if scope == "project" and not key:
-            raise InvalidInput("scope project needs a project key")
+            key = self._default_project()
+            if not key:
+                raise InvalidInput("scope project needs a project key")
         request = NewMemory(
             text=body, title=_text(title, "title", required=False, limit=300), type=_choice(type, "type", TYPES),
             scope=scope, project=key, paths=_strings(paths, "paths"), tags=_strings(tags, "tags"),

@@ -279,21 +279,46 @@ def resolve_duplicate(memory_id: str, first: str, second: str) -> tuple[str, Mem
     return keep, MemoryFileError(f"duplicate id {memory_id} (also in {keep}); this copy is ignored", path=drop)
 
 
-def scan(root: Path) -> Scan:
+ParseCache = dict[str, tuple[tuple[int, int, int, int], "Entry | MemoryFileError"]]
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
+
+
+def scan(root: Path, cache: ParseCache | None = None) -> Scan:
     """Parse every memory file; bad files become problems, duplicate ids resolve deterministically.
 
     Of several files with one id the one outside the trash wins, then the first by path.
+    With ``cache`` (kept by a long-lived process between scans) a file whose size, mtime,
+    ctime and inode are unchanged is not read again: its earlier parse (or problem) is reused.
     """
     result = Scan()
+    seen: ParseCache = {}
     for rel, path, problem in iter_markdown(root):
         if problem is not None or path is None:
             result.problems.append(MemoryFileError(problem or "unreadable", path=rel))
             continue
-        try:
-            entry = read_entry(root, rel)
-        except MemoryFileError as exc:
-            result.problems.append(exc)
+        stamp = _stamp(path) if cache is not None else None
+        known = cache.get(rel) if cache is not None and stamp is not None else None
+        parsed: Entry | MemoryFileError
+        if known is not None and known[0] == stamp:
+            parsed = known[1]
+        else:
+            try:
+                parsed = read_entry(root, rel)
+            except MemoryFileError as exc:
+                parsed = exc
+        if stamp is not None:
+            seen[rel] = (stamp, parsed)
+        if isinstance(parsed, MemoryFileError):
+            result.problems.append(parsed)
             continue
+        entry = parsed
         memory_id = entry.memory.id
         current = result.entries.get(memory_id)
         if current is None:
@@ -304,6 +329,9 @@ def scan(root: Path) -> Scan:
         result.problems.append(duplicate)
         dropped = entry.path if keep == current.path else current.path
         result.duplicates.setdefault(memory_id, []).append(dropped)
+    if cache is not None:
+        cache.clear()
+        cache.update(seen)
     return result
 
 

@@ -204,6 +204,7 @@ class Vault:
         self.last_sync: SyncReport | None = None
         self._embedder = embedder
         self._llm: Llm | None = None
+        self._parsed: store.ParseCache = {}  # unchanged files are not parsed twice by one process
 
     @classmethod
     def open(cls, explicit: Path | None = None, *, auto_sync: bool = False,
@@ -251,7 +252,7 @@ class Vault:
     # ------------------------------------------------------------ reading
 
     def scan(self) -> Scan:
-        return store.scan(self.root)
+        return store.scan(self.root, self._parsed)
 
     def entry(self, memory_id: str, scan: Scan | None = None) -> Entry:
         """The memory with ``memory_id``.
@@ -268,6 +269,59 @@ class Vault:
                 if problem.path is not None and self._mentions_id(problem.path, memory_id):
                     raise problem
         return scan.get(memory_id)
+
+    def find(self, memory_id: str) -> Entry:
+        """:meth:`entry` for readers, without reading the whole vault: the file the catalog
+        names for ``memory_id`` when it still holds that id, else :meth:`entry` (a scan)."""
+        rel = self._catalog_paths([memory_id]).get(memory_id)
+        if rel is not None:
+            try:
+                entry = store.read_entry(self.root, rel)
+            except (VaultError, OSError):
+                entry = None
+            if entry is not None and entry.memory.id == memory_id:
+                return entry
+        return self.entry(memory_id)
+
+    def _catalog_paths(self, memory_ids: Iterable[str]) -> dict[str, str]:
+        """id -> path as last indexed (empty when the indexes are missing or unreadable)."""
+        from .index.catalog import Catalog
+
+        path = self.root / store.STATE_DIR / "catalog.sqlite"
+        if not path.exists():
+            return {}
+        try:
+            catalog = Catalog(path)
+            try:
+                return {i: row.path for i, row in catalog.get(memory_ids).items()}
+            finally:
+                catalog.close()
+        except (VaultError, OSError):
+            return {}
+
+    def links_of(self, memory: Memory) -> builtins.list[dict[str, str | None]]:
+        """:meth:`resolve_links` from the catalog (no scan); each resolved id is checked on disk,
+        so a stale catalog costs a scan, never a wrong answer."""
+        from .index.catalog import Catalog
+
+        path = self.root / store.STATE_DIR / "catalog.sqlite"
+        if memory.links and path.exists():
+            try:
+                catalog = Catalog(path)
+                try:
+                    targets = catalog.resolve(memory.links)
+                finally:
+                    catalog.close()
+            except (VaultError, OSError):
+                targets = None
+            if targets is not None and len(targets) == len(set(memory.links)):
+                paths = self._catalog_paths(set(targets.values()))
+                if all(self._holds(paths.get(i), i) for i in set(targets.values())):
+                    return [{"link": link, "id": targets[link]} for link in memory.links]
+        return self.resolve_links(memory, self.scan()) if memory.links else []
+
+    def _holds(self, rel: str | None, memory_id: str) -> bool:
+        return rel is not None and self._mentions_id(rel, memory_id)
 
     def _mentions_id(self, rel: str, memory_id: str) -> bool:
         """Whether the (invalid) file at ``rel`` names ``memory_id`` in its header."""

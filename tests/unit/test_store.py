@@ -20,7 +20,7 @@ from vault_engine.errors import (
     VaultError,
     VaultNotFound,
 )
-from vault_engine.vault import Vault
+from vault_engine.vault import NewMemory, Vault
 
 
 def memory_md(memory_id: str, title: str = "A memory", body: str = "The body.\n", **keys: str) -> str:
@@ -327,3 +327,28 @@ def test_scan_does_not_block_on_a_fifo(vault: Vault) -> None:
     assert list(results[0].entries) == ["m-ok"]
     [problem] = results[0].problems
     assert (problem.path, problem.message) == ("memories/global/pipe.md", "not a regular file; not read")
+
+
+def test_scan_with_a_cache_reparses_only_changed_files(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_engine import store as store_mod
+
+    first = vault.add(NewMemory("Alpha fact about deploys.", title="Alpha"))
+    second = vault.add(NewMemory("Beta fact about tests.", title="Beta"))
+    cache: store_mod.ParseCache = {}
+    assert set(store_mod.scan(vault.root, cache).entries) >= {first.id, second.id}
+    read: list[str] = []
+    real = store_mod.read_entry
+    monkeypatch.setattr(store_mod, "read_entry", lambda root, rel: read.append(rel) or real(root, rel))
+    store_mod.scan(vault.root, cache)
+    assert read == []
+    path = vault.root / second.path
+    path.write_text(path.read_text().replace("Beta fact", "Beta fact, edited,"))
+    (vault.root / first.path).unlink()
+    (vault.root / "memories" / "broken.md").write_text("---\nid: [unclosed\n---\n")
+    again = store_mod.scan(vault.root, cache)
+    assert sorted(read) == sorted([second.path, "memories/broken.md"])
+    assert first.id not in again.entries and "edited" in again.entries[second.id].memory.body
+    assert [p.path for p in again.problems] == ["memories/broken.md"]
+    read.clear()
+    assert [p.path for p in store_mod.scan(vault.root, cache).problems] == ["memories/broken.md"]
+    assert read == [] and first.path not in cache

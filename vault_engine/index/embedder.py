@@ -96,6 +96,7 @@ class FastEmbedder:
         self.cache_dir = cache_dir
         self._model: Any = None
         self._tokenizer: Any = None
+        self._loading = threading.Lock()  # a server's warm-up and its watcher may both ask first
         self.calls = 0  # texts embedded so far (lets tests and benchmarks count work)
 
     @property
@@ -111,6 +112,12 @@ class FastEmbedder:
     def _load(self) -> Any:
         if self._model is not None:
             return self._model
+        with self._loading:
+            if self._model is None:
+                self._model = self._open()
+        return self._model
+
+    def _open(self) -> Any:
         os.environ["HF_HUB_OFFLINE"] = "1"
         try:
             from fastembed import TextEmbedding
@@ -130,10 +137,8 @@ class FastEmbedder:
                             license="apache-2.0", size_in_gb=0.023,
                         )
                         _registered = True
-                self._model = TextEmbedding(DEFAULT_MODEL, specific_model_path=str(folder),
-                                            threads=self.settings.threads)
-            else:
-                self._model = TextEmbedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads)
+                return TextEmbedding(DEFAULT_MODEL, specific_model_path=str(folder), threads=self.settings.threads)
+            return TextEmbedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads)
         except ModelUnavailable:
             raise
         except Exception as exc:  # fastembed raises ValueError/OSError/RuntimeError variants
@@ -141,7 +146,6 @@ class FastEmbedder:
                 f"embedding model {name!r} cannot be loaded offline ({type(exc).__name__}: {exc}); "
                 f"use the default {DEFAULT_MODEL!r} or a model already in the cache"
             ) from None
-        return self._model
 
     def _token_tool(self) -> Any:
         if self._tokenizer is None:
