@@ -3,9 +3,9 @@
 For each server, a real subprocess on a copy of the vault: time from start to
 the first answer, to the first search (the model and indexes loading), then
 --calls warm calls of search, read (depth 1) and context (not recorded), with
-p50/p90, and the server's peak RSS (VmHWM). Last, the same search as a cold
-`memvault search --json` process, --cold-runs times, for the ratio a warm
-server saves per call.
+p50/p90, up to 10 status calls (the plugin's status bar), and the server's
+peak RSS (VmHWM). Last, the same search as a cold `memvault search --json`
+process, --cold-runs times, for the ratio a warm server saves per call.
 
     .venv/bin/python scripts/bench_servers.py                       # the example vault
     .venv/bin/python scripts/bench_servers.py --vault /tmp/mv-bench-search/search-10000-synthetic-seed7-v1
@@ -100,6 +100,7 @@ def bench_http(root: Path, calls: int) -> None:
             "POST", "/v1/read", {"id": memory_id, "depth": 1}))))
         line("serve: context (not recorded)", "", percentiles(timed(calls, lambda n: call(
             "POST", "/v1/context", {"task": QUERIES[n % len(QUERIES)], "record": False}))))
+        line("serve: status (warm)", "", percentiles(timed(min(calls, 10), lambda n: call("GET", "/v1/status"))))
         line("serve: peak RSS", f"{peak_rss_mb(proc.pid):.0f} MB")
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -7,12 +7,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 
-VAULT="${MEMVAULT_DIR:-$HOME/.memvault/vault}"
-MV=(.venv/bin/memvault --vault "$VAULT")
-if [ ! -f "$VAULT/memvault.toml" ]; then
-  .venv/bin/memvault init "$VAULT"
-  "${MV[@]}" import scripts/examples.jsonl
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/default_vault.sh"
 
 if command -v npm >/dev/null 2>&1; then
   (cd obsidian-plugin && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && npm run build --silent)

@@ -8,12 +8,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 
-VAULT="${MEMVAULT_DIR:-$HOME/.memvault/vault}"
-MV=(.venv/bin/memvault --vault "$VAULT")
-if [ ! -f "$VAULT/memvault.toml" ]; then
-  .venv/bin/memvault init "$VAULT"
-  "${MV[@]}" import scripts/examples.jsonl
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/default_vault.sh"
 "${MV[@]}" sync
 echo
 "${MV[@]}" status
