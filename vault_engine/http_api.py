@@ -186,7 +186,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         started = time.perf_counter()
+        self._body_read = False
         status, data = self._route(method)
+        if not self._body_read and self.headers.get("Content-Length", "0") not in ("", "0"):
+            self.close_connection = True  # the unread body must not be taken for the next request
         self._answer(status, data)
         self.server.log(f"{method} {self.path} {status} {(time.perf_counter() - started) * 1000:.0f}ms")
 
@@ -227,6 +230,7 @@ class Handler(BaseHTTPRequestHandler):
         if length > MAX_BODY:
             raise InvalidInput(f"request body too large ({length} bytes; at most {MAX_BODY})")
         raw = self.rfile.read(length) if length else b"{}"
+        self._body_read = True
         try:
             body = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError:
@@ -243,6 +247,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(payload)))
         self.send_header("Cache-Control", "no-store")
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(payload)
 
@@ -254,6 +260,13 @@ def _error(kind: str, message: str) -> dict[str, Any]:
 class ApiServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that failed (the client went away mid-answer): one line, not a traceback."""
+        import sys
+
+        failure = sys.exc_info()[1]
+        self.log(f"connection from {client_address[0]} ended: {type(failure).__name__}: {failure}")
 
     def __init__(self, address: tuple[str, int], service: MemoryService, token: str,
                  log: Callable[[str], None] = lambda _line: None):

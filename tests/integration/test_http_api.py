@@ -248,3 +248,17 @@ def test_serve_refuses_a_public_address_in_one_line(vault: Vault) -> None:
                            "0.0.0.0"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "refusing to listen on '0.0.0.0'" in proc.stderr
+
+
+def test_a_refused_request_with_a_body_does_not_poison_the_connection(served: http_api.Served) -> None:
+    """An unread body must never be parsed as the next request on a kept-alive connection."""
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    connection.request("POST", "/v1/search", body=json.dumps({"query": "x" * 5000}))
+    first = connection.getresponse()
+    assert first.status == 401 and first.getheader("Connection") == "close"
+    first.read()
+    connection.request("POST", "/v1/search", body=json.dumps({"query": "release"}),
+                       headers={"Authorization": f"Bearer {served.token}"})
+    second = connection.getresponse()
+    assert second.status == 200 and json.loads(second.read())["query"] == "release"
+    connection.close()
