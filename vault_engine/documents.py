@@ -266,6 +266,7 @@ def ingest_document(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_
         raise InvalidInput("a project scope needs a project key")
     if not source.strip():
         raise InvalidInput("a document needs a source")
+    source = redact(source)  # a URI may carry user:password@ or a token
     clean, redactions = redact_counted(text)
     if not clean.strip():
         raise InvalidInput("the document is empty")

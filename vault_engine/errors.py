@@ -30,7 +30,13 @@ Example::
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+# What would break the one line (every separator str.splitlines knows), and other control
+# characters, which a file name could use to move the cursor or recolour the terminal.
+_BREAKS = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 
 
 class VaultError(Exception):
@@ -49,7 +55,8 @@ class VaultError(Exception):
         where = ""
         if self.path is not None:
             where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
-        return (where + self.message).replace("\n", " ")
+        text = _BREAKS.sub(" ", where + self.message)
+        return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
     def __str__(self) -> str:
         return self.one_line()

@@ -5,7 +5,8 @@ Every file memvault writes goes through :func:`write_atomic` (or
 named temp file in the target's folder, is flushed to disk, then replaces the
 target with ``os.replace``.  A crash at any point leaves either the old file
 or the new one, never a torn one; a stray temp file is all that can remain,
-and its name (``.<name>.<random>.tmp``) keeps it out of every scan.
+and its name (``.<name>.<random>.tmp``) keeps it out of every scan.  The next
+holder of the lock its writer held removes it (:func:`remove_temps`).
 """
 
 from __future__ import annotations
@@ -15,20 +16,69 @@ import contextvars
 import errno
 import fcntl
 import os
+import re
 import secrets
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .errors import VaultBusy, VaultError
 
 TEMP_SUFFIX = ".tmp"
+_TEMP_NAME = re.compile(r"\.(?P<target>.+)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
+
+
+_NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS, tmpfs)
 
 
 def temp_path_for(target: Path) -> Path:
-    """A unique temp file name beside ``target`` (hidden, so scans skip it)."""
-    return target.with_name(f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    """A unique temp file name beside ``target`` (hidden, so scans skip it).
+
+    The temp name is the target's plus 18 bytes: for a target name near the file system's
+    limit, the middle of the name is left out (its start and its extension stay, which is
+    all :func:`temp_target`'s callers look at).
+    """
+    name = target.name
+    room = _NAME_MAX - 18
+    encoded = name.encode("utf-8", "surrogateescape")
+    if len(encoded) > room:
+        _, dot, extension = name.rpartition(".")
+        tail = (dot + extension).encode("utf-8", "surrogateescape")[-16:] if dot else b""
+        head = encoded[: room - len(tail) - 1].decode("utf-8", "ignore").encode("utf-8", "surrogateescape")
+        name = (head + b"~" + tail).decode("utf-8", "surrogateescape")
+    return target.with_name(f".{name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+
+
+def temp_target(name: str) -> str | None:
+    """The name of the file a temp file of :func:`temp_path_for` was to replace (None: not such a name)."""
+    match = _TEMP_NAME.fullmatch(name)
+    return match["target"] if match else None
+
+
+def remove_temps(folder: Path, targets: Callable[[str], bool]) -> list[Path]:
+    """Delete the temp files a crash left in ``folder`` (not below it) for target names ``targets`` accepts.
+
+    Call it only while holding the lock that every writer of those targets holds: the temp
+    file of a write under way would go too.
+    """
+    removed: list[Path] = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        target = temp_target(name)
+        if target is None or not targets(target):
+            continue
+        try:
+            (folder / name).unlink()
+        except OSError:  # gone meanwhile, a folder, or not ours to remove: left alone
+            continue
+        removed.append(folder / name)
+    if removed:
+        _fsync_dir(folder)
+    return removed
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -172,6 +222,20 @@ class WriterLock:
         self._fd: int | None = None
         self._depth = 0
         self._thread_lock = threading.RLock()  # flock alone does not exclude threads sharing this object
+
+    def held(self) -> bool:
+        """Whether a writer (another process, or this one) holds the lock right now; never waits."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # also releases the shared lock just taken
+        return False
 
     def _busy(self) -> VaultBusy:
         return VaultBusy(

@@ -255,6 +255,11 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
             _take(s, p)
             set_status(s, "active")
         elif event.kind == "evidence":
+            baseline = p.get("baseline")
+            if isinstance(baseline, dict) and event.memory not in states:
+                # Met here first (a file written by hand, or one whose add a crash kept from the journal):
+                # its lifecycle and counters start from what the event recorded, not from the defaults.
+                _take(state(event.memory), baseline)
             state(event.memory).proof_count += 1
         elif event.kind == "correct":
             if not isinstance(p.get("new"), str):

@@ -46,6 +46,24 @@ def _timestamp(loader: Any, node: Any) -> Any:
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 
+
+def _unique_keys(loader: Any, node: Any, deep: bool = False) -> Any:
+    """A mapping whose keys are unique (YAML requires it; PyYAML would keep the last silently,
+    so ``id`` written twice by a half-resolved merge would pick one copy without a word)."""
+    seen: dict[tuple[str, str], int] = {}
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+            key = (key_node.tag, key_node.value)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key_node.value!r} appears twice (first on line {seen[key] + 2})",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+    return _Base.construct_mapping(loader, node, deep)
+
+
+_Loader.construct_mapping = _unique_keys
+
 TYPES = ("core-profile", "collaboration-policy", "fact", "procedure", "episode", "document", "note")
 CLASSES = ("user-fact", "user-preference", "collaboration-habit", "project-convention")
 SCOPES = ("global", "project")
@@ -87,11 +105,16 @@ MAX_HEADER_CHARS = 256 * 1024
 
 _FENCE = re.compile(r"\A---[ \t]*(\r?\n)")
 _CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
+# Git's conflict markers, at the start of a line as git writes them.
+_CONFLICT = re.compile(r"^(?:<{7}|\|{7}|>{7})(?:[ \t].*)?\r?$|^={7}[ \t]*\r?$", re.M)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 _CODE_BLOCK = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,}).*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
 # Unknown keys are kept and written back; their values must be plain data of sane size.
 _MAX_EXTRA_DEPTH = 32
 _MAX_EXTRA_NODES = 10_000
+# Counts beyond this are not counts: the indexes (SQLite) and JSON readers (the plugin) keep up to here exactly.
+MAX_COUNT = 2**53 - 1
 
 
 def _empty_applied() -> dict[str, int]:
@@ -284,9 +307,20 @@ class _Checker:
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise self.fail(key, f"key '{key}' must be a whole number >= 0, got {value!r}")
+        if value > MAX_COUNT:
+            raise self.fail(key, f"key '{key}' must be at most {MAX_COUNT}, got {value}")
         return value
 
     def moment(self, key: str, allow_date: bool = False) -> Any:
+        value = self._moment(key, allow_date)
+        if isinstance(value, datetime):
+            try:  # every moment is compared and written in UTC: one past the calendar's ends is no moment
+                value.astimezone(UTC)
+            except OverflowError:
+                raise self.fail(key, f"key '{key}' is out of range once in UTC, got {value.isoformat()}") from None
+        return value
+
+    def _moment(self, key: str, allow_date: bool) -> Any:
         value = self.raw.get(key)
         if value is None:
             return None
@@ -346,8 +380,26 @@ class _Checker:
                 )
             if isinstance(number, bool) or not isinstance(number, int) or number < 0:
                 raise self.fail("applied", f"key 'applied' count for '{outcome}' must be a whole number >= 0")
+            if number > MAX_COUNT:
+                raise self.fail("applied", f"key 'applied' count for '{outcome}' must be at most {MAX_COUNT}")
             counts[outcome] = number
         return counts
+
+
+def _has_surrogate(value: Any) -> bool:
+    """Whether a loaded value holds a lone surrogate anywhere (each shared node looked at once)."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, (list, dict)) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(item.items() if isinstance(item, dict) else item)
+        elif isinstance(item, tuple):
+            stack.extend(item)
+    return False
 
 
 def _describe(value: Any) -> str:
@@ -365,6 +417,16 @@ def from_fields(raw: Mapping[str, Any], body: str = "", *, path: str | None = No
         ValidationError: a required key is missing or a value is invalid.
     """
     check = _Checker(raw, header, path)
+    # A "\ud800" escape loads as a lone surrogate, which no file, index or terminal can hold:
+    # refused here, before any message quotes the value (from a file only an escape can make one).
+    if not header or "\\u" in header or "\\U" in header:
+        for key, value in raw.items():
+            if _has_surrogate(key) or _has_surrogate(value):
+                shown = str(key).encode("utf-8", "backslashreplace").decode("utf-8")
+                raise check.fail(str(key), f"key '{shown}' holds a lone surrogate (an escape like \\ud800 that "
+                                           "is not a character)")
+        if _SURROGATE.search(body):
+            raise ValidationError("the body holds a lone surrogate, which is not a character", path=path)
     memory_id = check.text("id", required=True)
     if not is_valid_id(memory_id):
         raise check.fail("id", f"key 'id' must be lowercase letters, digits, '.', '_' or '-', got {memory_id!r}")
@@ -419,18 +481,36 @@ def from_fields(raw: Mapping[str, Any], body: str = "", *, path: str | None = No
 
 
 def decode(data: bytes, path: str | None = None) -> str:
-    """Decode file bytes as UTF-8 (a BOM is kept in the text)."""
+    """Decode file bytes as UTF-8 (a BOM is kept in the text).
+
+    Raises:
+        EncodingError: the bytes are not UTF-8, or hold NUL bytes (binary data, or
+            UTF-16 text without a byte-order mark, which is valid UTF-8 byte by byte).
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise EncodingError("file starts with a UTF-16 (or UTF-32) byte-order mark; save it as UTF-8",
+                            path=path, line=1)
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise EncodingError(f"file is not valid UTF-8 (byte {exc.start})", path=path, line=line) from None
+    nul = text.find("\0")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        raise EncodingError(f"file holds a NUL byte (byte {data.index(0)}): binary data or UTF-16 text, not UTF-8",
+                            path=path, line=line)
+    return text
 
 
 def split(text: str, path: str | None = None) -> tuple[str | None, str, str]:
     """Split text into (header or None, body, newline).  The BOM must be removed first."""
     opening = _FENCE.match(text)
     if not opening:
+        if re.match(r"---[ \t]*\r(?!\n)", text):
+            # Read as a note, the memory would vanish from the index without a word.
+            raise FrontmatterError("frontmatter lines end in a lone CR (classic Mac line endings); "
+                                   "save the file with LF or CRLF line endings", path=path, line=1)
         return None, text, "\r\n" if "\r\n" in text[:2000] else "\n"
     newline = opening.group(1)
     start = opening.end()
@@ -502,6 +582,15 @@ def parse(text: str, path: str = "<memory>") -> ParsedFile:
     bom = text.startswith("\ufeff")
     content = text[1:] if bom else text
     header, body, newline = split(content, path)
+    if header is not None:
+        conflict = _CONFLICT.search(header)
+        line = header.count("\n", 0, conflict.start()) + 2 if conflict is not None else 1
+    else:  # a note that starts with a marker may have lost its frontmatter in the conflict
+        conflict = _CONFLICT.match(content.split("\n", 1)[0]) if content.startswith("<<<<<<<") else None
+        line = 1
+    if conflict is not None:
+        raise FrontmatterError("unresolved git merge conflict (a conflict marker line); resolve it and save",
+                               path=path, line=line)
     if header is None:
         return ParsedFile(_plain_note(content, path), text, newline, bom)
     raw = load_header(header, path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 REDACTED = "[REDACTED]"
 
@@ -28,6 +29,17 @@ _ASSIGNMENT = re.compile(
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``."""
     return redact_counted(text)[0]
+
+
+def redact_data(value: Any) -> Any:
+    """``value`` with every text in it (list items and mapping values, at any depth) redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_data(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_data(item) for key, item in value.items()}
+    return value
 
 
 def redact_counted(text: str) -> tuple[str, int]:

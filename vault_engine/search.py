@@ -188,6 +188,8 @@ class _Columns:
 
     def vector_mask(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
         known = self.vector_rows >= 0
+        if not len(mask):  # no catalog rows (an index being built): no vector is known
+            return known
         return known & mask[np.where(known, self.vector_rows, 0)]
 
 
@@ -219,6 +221,11 @@ class Searcher:
                 self.vectors.close()
             raise
         self._state = state
+        try:
+            self._check_parts()
+        except BaseException:
+            self.close()
+            raise
         self._signature = self._current()
         self._columns: _Columns | None = None
         self._masks: dict[tuple[Any, ...], tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] = {}
@@ -228,6 +235,18 @@ class Searcher:
     def close(self) -> None:
         self.vectors.close()
         self.catalog.close()
+
+    def _check_parts(self) -> None:
+        """Every memory has a catalog row, a full-text document and vectors: parts that disagree on
+        whether anything is indexed (one deleted or emptied behind the engine's back) are stale, or
+        a search would silently lose a lane (or fail)."""
+        counts = {"catalog": self.catalog.count(), "full-text index": self.fulltext.count(),
+                  "vector index": self.vectors.count()}
+        self.indexed = counts["catalog"]
+        if len({count > 0 for count in counts.values()}) > 1:
+            empty = ", ".join(name for name, count in counts.items() if not count)
+            raise IndexStale(f"the search indexes disagree ({empty} empty, the others not); they will be rebuilt",
+                             path=self._state)
 
     def _current(self) -> tuple[object, ...]:
         files = []

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import fsio
 from .config import CONFIG_FILE
-from .errors import MemoryFileError, MemoryNotFound, PathEscapeError, VaultError, VaultNotFound
+from .errors import MemoryFileError, MemoryNotFound, PathEscapeError, VaultBusy, VaultError, VaultNotFound
 from .memory import Memory, ParsedFile, decode, parse, render
 
 STATE_DIR = ".memvault"
@@ -141,7 +141,7 @@ def inside(root: Path, relative: str | Path) -> Path:
     real_root = root.resolve()
     try:
         resolved = target.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
         raise PathEscapeError(f"path cannot be resolved: {relative}") from None
     if not resolved.is_relative_to(real_root):
         raise PathEscapeError(f"path escapes the vault: {relative}")
@@ -217,13 +217,18 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
             if name.startswith("."):
                 continue
             rel = prefix + name
+            if not _is_utf8(name):  # undecodable bytes: the path could be neither shown, hashed nor stored
+                if name.endswith(".md") or item.is_dir():
+                    yield _shown(rel), None, "name is not valid UTF-8; not read (rename it)"
+                continue
             if item.is_symlink():
                 try:
                     target = Path(item.path).resolve()
-                except OSError:
-                    target = None
-                outside = target is None or not target.is_relative_to(real_root)
-                if outside and (name.endswith(".md") or item.is_dir()):
+                except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
+                    if name.endswith(".md"):
+                        yield rel, None, "symlink cannot be resolved (a loop?); not followed"
+                    continue
+                if not target.is_relative_to(real_root) and (name.endswith(".md") or item.is_dir()):
                     yield rel, None, "symlink points outside the vault; not followed"
                 continue
             if item.is_dir():
@@ -238,10 +243,24 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
                     yield rel, None, "not a regular file; not read"
 
 
+def _is_utf8(name: str) -> bool:
+    """Whether a name read from the file system was valid UTF-8 (os.fsdecode keeps other bytes as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(rel: str) -> str:
+    """A path whose name is not valid UTF-8, printable: the odd bytes as ``\\xNN``."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def is_memory_path(rel: str) -> bool:
     """Whether a relative path names a file :func:`iter_markdown` would yield (by its name alone)."""
     parts = rel.split("/")
-    if not rel.endswith(".md") or any(not p or p.startswith(".") or p == ".." for p in parts):
+    if not rel.endswith(".md") or any(not p or p.startswith(".") or p == ".." for p in parts) or not _is_utf8(rel):
         return False
     if parts[0] in SKIP_DIRS and len(parts) > 1:
         return False
@@ -276,7 +295,12 @@ def resolve_duplicate(memory_id: str, first: str, second: str) -> tuple[str, Mem
     The copy outside the trash wins, then the first by path, so the choice never depends on scan order.
     """
     keep, drop = sorted((first, second), key=lambda p: (p.startswith(TRASH_DIR + "/"), p))
-    return keep, MemoryFileError(f"duplicate id {memory_id} (also in {keep}); this copy is ignored", path=drop)
+    return keep, duplicate_problem(memory_id, keep, drop)
+
+
+def duplicate_problem(memory_id: str, keep: str, drop: str) -> MemoryFileError:
+    """The problem reporting ``drop``, a copy of ``memory_id`` ignored for ``keep`` (the copy in use)."""
+    return MemoryFileError(f"duplicate id {memory_id} (also in {keep}); this copy is ignored", path=drop)
 
 
 ParseCache = dict[str, tuple[tuple[int, int, int, int], "Entry | MemoryFileError"]]
@@ -324,11 +348,14 @@ def scan(root: Path, cache: ParseCache | None = None) -> Scan:
         if current is None:
             result.entries[memory_id] = entry
             continue
-        keep, duplicate = resolve_duplicate(memory_id, current.path, entry.path)
+        keep, _ = resolve_duplicate(memory_id, current.path, entry.path)
         result.entries[memory_id] = current if keep == current.path else entry
-        result.problems.append(duplicate)
         dropped = entry.path if keep == current.path else current.path
         result.duplicates.setdefault(memory_id, []).append(dropped)
+    # Reported once all copies are seen, each naming the copy in use (not one also ignored later).
+    for memory_id, dropped_paths in result.duplicates.items():
+        keep = result.entries[memory_id].path
+        result.problems += [duplicate_problem(memory_id, keep, drop) for drop in dropped_paths]
     if cache is not None:
         cache.clear()
         cache.update(seen)
@@ -360,12 +387,41 @@ def choose_path(root: Path, folder: str, memory: Memory, taken: set[str] | None 
     raise VaultError(f"no free file name for {memory.id} in {folder}")
 
 
+def ensure_unchanged(root: Path, rel: str, original: ParsedFile) -> None:
+    """Refuse to go on when the file at ``rel`` no longer holds the text ``original`` was read from.
+
+    A writer reads, decides, then writes; meanwhile a person's editor, ``git pull`` or a rename
+    may have changed the file, and replacing it would silently drop that change (or, for a
+    renamed file, bring back a second copy of the memory).  An ``original`` made in memory
+    (no text) is not checked.
+
+    Raises:
+        VaultBusy: the file changed, moved or vanished since it was read; a retry reads it again.
+    """
+    if not original.text:
+        return
+    try:
+        current: bytes | None = (root / rel).read_bytes()
+    except OSError:
+        current = None
+    if current != original.text.encode("utf-8"):
+        what = "moved or deleted" if current is None else "changed"
+        raise VaultBusy(f"{what} by another program while memvault was updating it; left as it is; try again",
+                        path=rel)
+
+
 def write(root: Path, rel: str, memory: Memory, original: ParsedFile | None = None) -> bool:
-    """Write ``memory`` to ``rel`` atomically; returns False when the text is unchanged."""
+    """Write ``memory`` to ``rel`` atomically; returns False when the text is unchanged.
+
+    With ``original`` (the file as read) a file changed or moved since is never overwritten
+    (see :func:`ensure_unchanged`).
+    """
     target = inside(root, rel)
     text = render(memory, original)
     if original is not None and text == original.text and target.exists():
         return False
+    if original is not None:
+        ensure_unchanged(root, rel, original)
     fsio.write_atomic(target, text)
     return True
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import store
 from .errors import IndexStale, MemoryFileError, VaultError
-from .fsio import write_atomic
+from .fsio import remove_temps, write_atomic
 from .index.catalog import Catalog, CatalogRow, row_from_entry
 from .index.embedder import Embedder
 from .index.fulltext import FullTextIndex
@@ -124,14 +124,14 @@ def _read_one(root: Path, rel: str, path: Path, known: Sequence[Any] | None,
     return DiskFile(rel, digest, memory_id, entry), [info.st_mtime_ns, info.st_size, digest, memory_id], True
 
 
-def _choose(chosen: dict[str, DiskFile], candidate: DiskFile, problems: list[VaultError]) -> None:
+def _choose(chosen: dict[str, DiskFile], candidate: DiskFile, dropped: dict[str, list[str]]) -> None:
     current = chosen.get(candidate.memory_id)
     if current is None:
         chosen[candidate.memory_id] = candidate
         return
-    keep, duplicate = store.resolve_duplicate(candidate.memory_id, current.path, candidate.path)
+    keep, _ = store.resolve_duplicate(candidate.memory_id, current.path, candidate.path)
     chosen[candidate.memory_id] = current if keep == current.path else candidate
-    problems.append(duplicate)
+    dropped.setdefault(candidate.memory_id, []).append(current.path if keep == candidate.path else candidate.path)
 
 
 def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]]) -> DiskState:
@@ -155,13 +155,26 @@ def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]]) -> DiskState:
 def _read_files(root: Path, files: Iterable[tuple[str, Path]], stat_cache: Mapping[str, Sequence[Any]],
                 state: DiskState) -> None:
     """Read ``files`` into ``state``: one file per id (duplicates reported), the stat cache, the parse count."""
+    dropped: dict[str, list[str]] = {}
     for rel, path in files:
         found = _read_one(root, rel, path, stat_cache.get(rel), state.problems)
         if found is None:
             continue
         candidate, state.stat_cache[rel], was_parsed = found
         state.parsed += was_parsed
-        _choose(state.files, candidate, state.problems)
+        _choose(state.files, candidate, dropped)
+    for memory_id, paths in dropped.items():  # each naming the copy in use, once all are seen
+        state.problems += [store.duplicate_problem(memory_id, state.files[memory_id].path, p) for p in paths]
+
+
+def _through_symlink(root: Path, rel: str) -> bool:
+    """Whether ``rel`` is a symlink or lies below one."""
+    path = root
+    for part in rel.split("/"):
+        path = path / part
+        if path.is_symlink():
+            return True
+    return False
 
 
 def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequence[Any]],
@@ -176,7 +189,9 @@ def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequenc
     changed = set(wanted)
     # The cache keeps every other file's entry; the changed ones are re-read (or gone).
     state = DiskState({}, [], 0, {rel: list(v) for rel, v in stat_cache.items() if rel not in changed})
-    present = [(rel, root / rel) for rel in wanted if not (root / rel).is_symlink() and (root / rel).is_file()]
+    # A symlink, or a folder that is one, is never followed (as in a full walk): the file may live
+    # outside the vault, and file watchers report changes below a symlinked folder as the vault's own.
+    present = [(rel, root / rel) for rel in wanted if not _through_symlink(root, rel) and (root / rel).is_file()]
     _read_files(root, present, stat_cache, state)
     chosen, problems = state.files, state.problems
     for memory_id, file in list(chosen.items()):
@@ -317,11 +332,16 @@ class Indexes:
 
 
 def _load_stat_cache(path: Path) -> dict[str, list[Any]]:
+    """The stat cache; unreadable, or any entry not ``[mtime_ns, size, digest, id]``, is left out (re-read)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {rel: known for rel, known in data.items()
+            if isinstance(known, list) and len(known) == 4 and all(type(v) is int for v in known[:2])
+            and all(isinstance(v, str) for v in known[2:])}
 
 
 FRESHNESS_STATES = ("current", "stale", "missing", "unreadable")
@@ -368,17 +388,32 @@ def _embed(embedder: Embedder, texts: list[str], progress: Progress | None) -> l
     return vectors
 
 
+def _remove_temps(root: Path, state_dir: Path) -> None:
+    """The temp files of pages and of the stat cache that a sync cut short left (the caller holds
+    the index lock, which every writer of those files holds)."""
+    folders = [root]
+    projects = root / "memories" / "projects"
+    if projects.is_dir() and not projects.is_symlink():
+        folders += [p for p in projects.iterdir() if p.is_dir() and not p.is_symlink()]
+    for folder in folders:
+        remove_temps(folder, lambda name: name == store.INDEX_PAGE)
+    remove_temps(state_dir, lambda name: name == STAT_CACHE)
+
+
 def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress | None = None,
          paths: Iterable[str] | None = None) -> SyncReport:
     """Bring every index in line with the files (the caller holds the index lock).
 
     With ``paths`` (relative paths that changed), only those files are looked
     at; otherwise the whole vault is walked (cheaply: unchanged stats are not read).
-    Order of writes: vectors, full text, catalog.  The catalog is the record
-    sync plans against, so a crash before its commit just re-plans the rest.
+    Order of writes: vectors, full text, pages, catalog, stat cache.  The catalog
+    is the record sync plans against, so a crash before its commit just re-plans
+    the rest; a walk of the whole vault removes the temp files such a crash left.
     """
     if full:
         indexes.rebuild()
+    if paths is None or full:
+        _remove_temps(root, indexes.state_dir)
     cache_path = indexes.state_dir / STAT_CACHE
     old_cache = _load_stat_cache(cache_path)
     records = indexes.catalog.records()
@@ -438,14 +473,23 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
     if documents or plan.deleted:
         indexes.fulltext.apply(documents, plan.deleted)
     before = indexes.catalog.get(row.id for row in rows) if rows else {}
-    if rows or plan.deleted:
-        indexes.catalog.apply(rows, plan.deleted)
     # Pages list titles and summaries: an edit to a body alone leaves them as they are.
     listed_change = bool(plan.added or plan.deleted or plan.moved) or any(
         row.id not in before or listed(before[row.id]) != listed(row) for row in rows
     )
-    if listed_change or not (root / store.INDEX_PAGE).exists():
-        write_pages(root, indexes.catalog.listing())
+    # Files whose stat changed while no record did: touched, or changed back since a sync that was cut
+    # short after writing its pages; the pages are compared again (and rewritten only when they differ).
+    unsettled = plan.empty and disk.stat_cache != old_cache
+    if listed_change or unsettled or not (root / store.INDEX_PAGE).exists():
+        # Before the catalog commit, from the rows about to be committed: a crash in between leaves
+        # the catalog as it was, so the next sync plans the same changes and writes the pages again.
+        listing = {row.id: row for row in indexes.catalog.listing()}
+        listing.update((row.id, row) for row in rows)
+        for memory_id in plan.deleted:
+            listing.pop(memory_id, None)
+        write_pages(root, listing.values())
+    if rows or plan.deleted:
+        indexes.catalog.apply(rows, plan.deleted)
     if disk.stat_cache != old_cache:
         write_atomic(cache_path, json.dumps(disk.stat_cache, sort_keys=True, separators=(",", ":")))
     return SyncReport(plan, parsed, len(vectors), disk.problems, indexes.notice, seconds)

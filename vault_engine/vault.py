@@ -42,7 +42,7 @@ from .memory import (
     render,
     text_digest,
 )
-from .redact import redact
+from .redact import redact, redact_data
 from .store import Entry, Scan
 from .text import is_one_off, make_summary, make_title
 from .yamlfmt import format_datetime
@@ -402,7 +402,7 @@ class Vault:
             "type": request.type,
             "class": request.klass,
             "scope": scope,
-            "project": request.project,
+            "project": redact(request.project) if request.project else None,
             "paths": list(request.paths),
             "tasks": list(request.tasks),
             "operations": list(request.operations),
@@ -415,8 +415,8 @@ class Vault:
             "importance": request.importance,
             "summary": redact(request.summary) if request.summary else make_summary(text),
             "trigger": redact(request.trigger) if request.trigger else "",
-            "tags": list(request.tags),
-            "source": request.source,
+            "tags": [redact(tag) for tag in request.tags],
+            "source": redact(request.source),  # a document URI may carry user:password@
             "created": stamp,
             "updated": stamp,
             **request.extra,
@@ -442,8 +442,11 @@ class Vault:
         )
 
     def _fold_evidence(self, entry: Entry, source: str, stamp: datetime) -> tuple[Memory, Event]:
-        event = Event("evidence", entry.memory.id, {"source": source})
         memory = entry.memory
+        # The baseline: what replay starts from when this is the first event it meets about the memory.
+        baseline = {"lifecycle": memory.lifecycle, "authority": memory.authority, "proof_count": memory.proof_count,
+                    "applied": {k: v for k, v in memory.applied.items() if v}}
+        event = Event("evidence", memory.id, {"source": source, "baseline": baseline})
         updated = memory.replace(
             proof_count=memory.proof_count + 1,
             evidence=(*memory.evidence, {"event": event.id, "source": source}),
@@ -479,7 +482,7 @@ class Vault:
             scan = self.scan()
             for entry in scan.active():
                 if text_digest(memory_text(entry.memory)) == digest and entry.memory.lifecycle != "superseded":
-                    updated, event = self._fold_evidence(entry, request.source, stamp)
+                    updated, event = self._fold_evidence(entry, memory.source, stamp)
                     store.write(self.root, entry.path, updated, entry.parsed)
                     self.journal.append([event])
                     return AddResult(entry.memory.id, entry.path, False,
@@ -611,9 +614,9 @@ class Vault:
             record.setdefault("recall", "passive")
         record.setdefault("created", stamp)
         record.setdefault("updated", stamp)
-        for key in ("title", "summary", "trigger"):
-            if isinstance(record.get(key), str):
-                record[key] = redact(record[key])
+        for key in record:  # every value a secret could hide in (tags, source, evidence, unknown keys)
+            if key != "id":
+                record[key] = redact_data(record[key])
         memory = from_fields(record, body, path=source_name)
         if not memory_text(memory).strip():
             raise InvalidInput("memory has no text (body, summary or title)")
@@ -636,13 +639,22 @@ class Vault:
         stamp = now()
         with self.lock.hold():
             scan = self.scan()
+            if self.finish_corrections(scan, memory_id):  # one of this memory that a crash cut short
+                scan = self.scan()
             old = self.entry(memory_id, scan)
             if old.in_trash:
                 raise InvalidInput(f"{memory_id} is in the trash; restore it before correcting it")
-            if old.memory.lifecycle == "superseded":
-                newer = old.memory.superseded_by or "a newer version"
-                raise InvalidInput(f"{memory_id} is superseded by {newer}; correct that one instead")
             body = redact(text.strip("\n")).rstrip() + "\n"
+            if old.memory.lifecycle == "superseded":
+                newer = scan.entries.get(old.memory.superseded_by or "")
+                if (newer is not None and not newer.in_trash and newer.memory.supersedes == memory_id
+                        and text_digest(memory_text(newer.memory)) == text_digest(body)):
+                    # The same correction again (a caller retrying after a crash or a lost answer): done already.
+                    done = next((e.id for e in self.journal.events(("correct",))
+                                 if e.memory == memory_id and e.payload.get("new") == newer.memory.id), None)
+                    return ChangeResult("corrected", newer.memory.id, newer.path, related=memory_id, event=done)
+                raise InvalidInput(f"{memory_id} is superseded by {old.memory.superseded_by or 'a newer version'}; "
+                                   "correct that one instead")
             event_id = new_event_id()
             new = old.memory.replace(
                 id=new_memory_id(),
@@ -677,11 +689,67 @@ class Vault:
                 id=event_id,
             )
             folder = old.path.rsplit("/", 1)[0] if "/" in old.path else store.folder_for(new)
+            store.ensure_unchanged(self.root, old.path, old.parsed)  # before the new version exists
             rel = store.choose_path(self.root, folder, new)
             store.write(self.root, rel, new)
             store.write(self.root, old.path, superseded, old.parsed)
             self.journal.append([event])
         return ChangeResult("corrected", new.id, rel, related=memory_id, event=event.id)
+
+    def finish_corrections(self, scan: Scan, memory_id: str | None = None) -> builtins.list[str]:
+        """Complete the corrections a crash cut short (of ``memory_id`` alone, when given); returns the
+        new versions' ids.  The caller holds the writer lock.
+
+        :meth:`correct` writes the new version (the old one's evidence plus the correction's event id),
+        then marks the old one superseded, then journals the correction under that event id.  A new
+        version whose event id the journal lacks, and that no other event names, is what a crash in
+        between leaves: the old memory is marked superseded by it (unless it is already) and the event
+        is written, as the correction would have.
+        """
+        known = self.journal.known_ids()
+        finished: builtins.list[str] = []
+        states: dict[str, MemoryState] | None = None
+        named: set[str] | None = None  # every memory id the journal names
+        for entry in sorted(scan.entries.values(), key=lambda e: e.memory.id):
+            new = entry.memory
+            old = scan.entries.get(new.supersedes or "")
+            if entry.in_trash or old is None or old.in_trash or (memory_id is not None and old.memory.id != memory_id):
+                continue
+            count = len(old.memory.evidence)
+            if len(new.evidence) <= count or new.evidence[:count] != old.memory.evidence:
+                continue
+            mark = new.evidence[count]
+            event_id = mark.get("event")
+            if (set(mark) != {"event", "source"} or not isinstance(event_id, str)
+                    or not event_id.startswith("e-") or event_id in known):
+                continue
+            if named is None:
+                named = set()
+                for event in self.journal.events():
+                    named.update(governed_ids(event) if event.kind == "govern" else {event.memory})
+                    if isinstance(event.payload.get("new"), str):
+                        named.add(event.payload["new"])
+            if new.id in named:  # journalled otherwise (a governance supersession, say): not a crash's trace
+                continue
+            payload: dict[str, Any] = {"new": new.id, "title": new.title,
+                                       "text_sha256": text_digest(memory_text(new)), "recovered": True}
+            if old.memory.superseded_by is None and old.memory.lifecycle != "superseded":
+                payload.update(old_lifecycle=old.memory.lifecycle, old_tier=old.memory.tier)
+                superseded = old.memory.replace(lifecycle="superseded", superseded_by=new.id, tier="cold",
+                                                updated=now(), plain=False)
+                store.write(self.root, old.path, superseded, old.parsed)
+            elif old.memory.superseded_by == new.id:
+                # Marked already: its lifecycle before the correction is the journal's (its tier is lost).
+                if states is None:
+                    states = replay(self.journal.events())
+                state = states.get(old.memory.id)
+                payload["old_lifecycle"] = state.lifecycle if state and state.lifecycle != "superseded" else "proven"
+            else:
+                continue  # superseded by another memory since: a person's doing, left alone
+            self.journal.append([Event("correct", old.memory.id, payload, id=event_id)])
+            known = self.journal.known_ids()
+            finished.append(new.id)
+        return finished
 
     # ------------------------------------------------------------ forget / trash
 
@@ -690,7 +758,10 @@ class Vault:
         memory = entry.memory
         name = entry.path.rsplit("/", 1)[-1]
         suffix = memory.id[-6:] if memory.id.startswith("m-") else memory.id[:12]
-        for dest in (f"{store.TRASH_DIR}/{name}", f"{store.TRASH_DIR}/{name[:-3]}-{suffix}.md",
+        stem = name[:-3]
+        while len(f"{stem}-{suffix}.md".encode("utf-8", "surrogateescape")) > 255:  # a file name's limit
+            stem = stem[:-1]
+        for dest in (f"{store.TRASH_DIR}/{name}", f"{store.TRASH_DIR}/{stem}-{suffix}.md",
                      f"{store.TRASH_DIR}/{store.slugify(memory.id, 120)}.md"):
             if not (self.root / dest).exists() and dest not in (taken or ()):
                 return dest
@@ -710,6 +781,7 @@ class Vault:
             extra={**entry.memory.extra, "trash_reason": reason},
         )
         dest = dest or self.trash_path(entry)
+        store.ensure_unchanged(self.root, entry.path, entry.parsed)  # a change made meanwhile is not dropped
         store.move(self.root, entry.path, dest, memory, None)
         return dest
 
@@ -725,6 +797,7 @@ class Vault:
                 dest = None
         if not dest or (self.root / dest).exists() or not dest.endswith(".md"):
             dest = store.choose_path(self.root, store.folder_for(memory), memory)
+        store.ensure_unchanged(self.root, entry.path, entry.parsed)  # a change made meanwhile is not dropped
         store.move(self.root, entry.path, dest, memory, None)
         return dest
 
@@ -985,6 +1058,7 @@ class Vault:
         """Rewrite lifecycle and counters of every file that disagrees with the journal."""
         applied: builtins.list[ReplayDiff] = []
         with self.lock.hold():
+            self.finish_corrections(self.scan())  # the journal is completed, not the files undone
             for entry, diffs in self._replay_plan():
                 updates: dict[str, Any] = {d.key: d.journal_value for d in diffs}
                 if updates.get("last_applied"):
@@ -1036,12 +1110,21 @@ class Vault:
         if not (self.root / store.STATE_DIR / "catalog.sqlite").exists():
             report = self.sync()
             notice = report.notice or f"notice: built the search indexes ({report.plan.summary()})"
-        for attempt in (1, 2):
+        elif self._unbuilt():  # being built, or left empty by a rebuild cut short (a full disk, no model, Ctrl-C)
+            if self.index_lock.held():  # being built right now: a reader never waits for it
+                notice = ("notice: the search indexes are being built by another memvault process; "
+                          "results may be incomplete until it is done")
+            else:  # the files decide
+                report = self.sync()
+                if not report.plan.empty:
+                    built = f"notice: the search indexes were empty; built them ({report.plan.summary()})"
+                    notice = report.notice or built
+        for attempt in (1, 2, 3):
             problem = None
             try:
                 result = self._search_once(request)
             except IndexStale as exc:
-                if attempt == 2:
+                if attempt == 3:
                     raise
                 problem = exc.one_line()
             if problem is None:
@@ -1049,9 +1132,27 @@ class Vault:
                 return result
             # Unreadable or from another version: rebuild from the files (outside the
             # handler, so nothing of the failed attempt is held open), then search again.
-            report = self.sync(full=True)
+            # A sync first: it drops just the stale part and refills it, keeping the vectors
+            # of unchanged text (a full rebuild re-embeds the whole vault); then a full one.
+            report = self.sync(full=attempt == 2)
             notice = f"notice: {problem}; rebuilt ({report.plan.summary()})"
         raise AssertionError("unreachable")
+
+    def _unbuilt(self) -> bool:
+        """Whether the catalog exists but lists nothing (an empty vault, or a rebuild cut short)."""
+        searcher = self._searcher
+        if searcher is not None and searcher.is_current():
+            return searcher.indexed == 0
+        from .index.catalog import Catalog
+
+        try:
+            catalog = Catalog(self.root / store.STATE_DIR / "catalog.sqlite")
+            try:
+                return catalog.count() == 0
+            finally:
+                catalog.close()
+        except VaultError:  # unreadable: the search that follows rebuilds it
+            return False
 
     def searcher(self) -> Searcher:
         """A searcher kept open while the indexes stay as they were (in a long-lived process,

@@ -95,10 +95,16 @@ def scalar(value: Any, flow: bool = False) -> str:
 
 
 def format_datetime(value: datetime) -> str:
-    """UTC, second resolution, ``Z`` suffix (naive values are taken as UTC)."""
+    """UTC, second resolution, ``Z`` suffix (naive values are taken as UTC).
+
+    A moment that has no UTC form in the calendar (9999-12-31T23:59-10:00) keeps its own offset.
+    """
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    value = value.astimezone(UTC)
+    try:
+        value = value.astimezone(UTC)
+    except OverflowError:
+        return value.isoformat()
     # Not strftime: "%Y" drops the zero padding of years before 1000.
     text = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
     if value.microsecond:

@@ -26,6 +26,10 @@ _DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)$")
 _UNUSUAL = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _CONSTANTS: dict[str, Any] = {"true": True, "false": False, "null": None}
 _SPECIAL = {"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~"}
+# YAML (libyaml) refuses an escaped surrogate, paired or not, where JSON would accept it.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# The engine never writes deeper flow values (unknown keys hold at most 32 levels); deeper text goes to YAML.
+_MAX_DEPTH = 64
 
 
 class _NotSubset(Exception):
@@ -80,6 +84,8 @@ def _quoted(text: str, start: int) -> tuple[str, int]:
     raw = text[start : end + 1]
     if "\\x" in raw or "\\U" in raw or "\\N" in raw or "\\_" in raw or "\\L" in raw or "\\P" in raw:
         raise _NotSubset
+    if "\\u" in raw and _SURROGATE_ESCAPE.search(raw):
+        raise _NotSubset
     try:
         value = json.loads(raw)
     except ValueError:
@@ -89,8 +95,10 @@ def _quoted(text: str, start: int) -> tuple[str, int]:
     return value, end + 1
 
 
-def _flow(text: str, i: int) -> tuple[Any, int]:
+def _flow(text: str, i: int, depth: int = 0) -> tuple[Any, int]:
     """Parse one flow value at ``i``; returns (value, index after it)."""
+    if depth > _MAX_DEPTH:
+        raise _NotSubset
     ch = text[i] if i < len(text) else ""
     if ch == "[":
         items: list[Any] = []
@@ -98,7 +106,7 @@ def _flow(text: str, i: int) -> tuple[Any, int]:
         if text.startswith("]", i):
             return items, i + 1
         while True:
-            value, i = _flow(text, i)
+            value, i = _flow(text, i, depth + 1)
             items.append(value)
             if text.startswith(", ", i):
                 i += 2
@@ -112,10 +120,10 @@ def _flow(text: str, i: int) -> tuple[Any, int]:
         if text.startswith("}", i):
             return mapping, i + 1
         while True:
-            key, i = _flow(text, i)
+            key, i = _flow(text, i, depth + 1)
             if not isinstance(key, str) or not text.startswith(": ", i) or key in mapping:
                 raise _NotSubset
-            value, i = _flow(text, i + 2)
+            value, i = _flow(text, i + 2, depth + 1)
             mapping[key] = value
             if text.startswith(", ", i):
                 i += 2

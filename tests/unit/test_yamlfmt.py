@@ -278,3 +278,13 @@ def test_unsupported_values_are_refused() -> None:
         yamlfmt.scalar(b"bytes")
     with pytest.raises(TypeError):
         yamlfmt.flow([{1, 2}])
+
+
+def test_a_moment_with_no_utc_form_keeps_its_offset() -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from vault_engine.yamlfmt import format_datetime
+
+    late = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-10)))
+    assert format_datetime(late) == "9999-12-31T23:59:59-10:00"
+    assert format_datetime(datetime(2026, 12, 1, 4, 0, tzinfo=timezone(timedelta(hours=2)))) == "2026-12-01T02:00:00Z"

@@ -1,6 +1,7 @@
 """``maintain``: the governance pipeline, planned in full, then applied; and its undo.
 
-Order (fixed): repair interrupted moves, expire the trash, normalise tags,
+Order (fixed): repair what a crash left (temp files of cut-short writes,
+corrections not journalled, interrupted moves), expire the trash, normalise tags,
 supersede contradicted memories, merge near-duplicates, cross-link related
 memories, compact old episodes, retire hot states, bring the hot tier under
 its budget, and trash decayed ones (last: a memory the tier steps just moved
@@ -18,22 +19,24 @@ event the next run completes (the repair step finishes a half-done move);
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import fsio, store
 from ..errors import IndexStale, NothingToUndo, VaultError
 from ..journal import Event, Journal
-from ..memory import Memory, ParsedFile, memory_text, text_digest
+from ..memory import Memory, ParsedFile, memory_text, render, text_digest
 from ..store import Entry
 from .actions import TUPLE_FIELDS, Action, View, field_value, from_json, with_values
 from .compaction import plan_compaction
 from .consolidate import plan_links, plan_merges, plan_supersede, plan_tags
 from .forgetting import after_repairs, plan_decay, plan_expiry, plan_repair
-from .settled import fingerprint, is_settled, mark_maintained, next_due
+from .settled import STATE_FILE, fingerprint, is_settled, mark_maintained, next_due
 from .settled import last_maintained as last_maintained  # re-exported: the watcher's schedule
 from .similarity import Neighbours, Similarity, gist_vectors
 from .tiers import plan_overflow, plan_retire
@@ -149,8 +152,11 @@ class Executor:
 
     def _write(self, memory_id: str, memory: Memory) -> None:
         path, _, original = self.live[memory_id]
+        text = render(memory, original)
         store.write(self.root, path, memory, original)
-        self.live[memory_id] = (path, memory, original)
+        # What the file holds now: a later write checks the file against it (store.ensure_unchanged).
+        newline, bom = (original.newline, original.bom) if original is not None else ("\n", False)
+        self.live[memory_id] = (path, memory, ParsedFile(memory, text, newline, bom))
 
     def _baseline(self, action: Action) -> dict[str, dict[str, Any]]:
         """Lifecycle and counters of each memory the action touches, before it (what replay starts from
@@ -206,9 +212,10 @@ class Executor:
             else:
                 self._write(change.id, updated)
         for memory_id in action.trash:
-            path, memory, _ = self.live.pop(memory_id)
-            self.vault.move_to_trash(Entry(path, ParsedFile(memory, "")), self.now, action.kind,
-                                     dest=trashed[memory_id]["to"])
+            path, memory, original = self.live.pop(memory_id)
+            # The text the file held when planned (or last written): a change made since is not dropped.
+            self.vault.move_to_trash(Entry(path, ParsedFile(memory, original.text if original else "")), self.now,
+                                     action.kind, dest=trashed[memory_id]["to"])
         for memory_id in action.purge:
             path, _, _ = self.live.pop(memory_id)
             fsio.remove(store.inside(self.root, path))
@@ -232,8 +239,12 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
     stamp = now or clock()
     notice = None
     whole = steps is None and similarity is None
+    swept = False
     if whole and not replan:
         with vault.lock.hold():
+            if not dry_run:
+                remove_temps(vault.root)
+                swept = True
             if is_settled(vault, stamp):
                 return MaintainReport([], applied=not dry_run, seconds=time.perf_counter() - started, settled=True)
     if similarity is None and (steps is None or {"supersede", "merge", "link"} & set(steps)):
@@ -242,7 +253,11 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
         except VaultError as exc:  # the plan still runs on what is indexed
             notice = f"notice: indexes not updated before planning ({exc}); near-duplicates may be missed"
     with vault.lock.hold():
+        if not dry_run and not swept:
+            remove_temps(vault.root)
         scan = vault.scan()
+        if not dry_run and vault.finish_corrections(scan):  # corrections a crash cut short
+            scan = vault.scan()
         vetoed = vetoes(vault.journal)
         view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
         repairs = plan_repair(view)
@@ -272,6 +287,20 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
             mark_maintained(vault.root, settled=settled, due=due)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def remove_temps(root: Path) -> int:
+    """Delete the temp files that writes cut short by a crash left of memory files, journal files and
+    the settled state; returns how many.  The caller holds the writer lock, which every writer of
+    those files holds (index pages and the sync state are sync's to clean, under the index lock)."""
+    removed = 0
+    for folder, dirs, _files in os.walk(root):
+        at_root = folder == str(root)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not (at_root and d in store.SKIP_DIRS)]
+        removed += len(fsio.remove_temps(Path(folder), lambda name: name.endswith(".md") and name != store.INDEX_PAGE))
+    removed += len(fsio.remove_temps(root / store.JOURNAL_DIR, lambda name: name.endswith(".jsonl")))
+    removed += len(fsio.remove_temps(root / store.STATE_DIR, lambda name: name == STATE_FILE))
+    return removed
 
 
 def _expiry_events(action: Action, event: Event) -> list[Event]:

@@ -68,7 +68,7 @@ def next_due(view: View) -> datetime | None:
         if memory.tier == "hot" and not is_protected(memory, config) and nature(memory) == "state":
             created = _aware(memory.created) or _aware(memory.updated)
             if created is not None and ("retire", frozenset({memory.id})) not in view.vetoes:
-                moments.append(created + timedelta(days=config.tiers.state_retire_days))
+                moments += _later(created, config.tiers.state_retire_days)
         if decays(memory) and memory.importance < config.decay.exempt_importance:
             if ("decay", frozenset({memory.id})) in view.vetoes:
                 continue
@@ -79,8 +79,16 @@ def next_due(view: View) -> datetime | None:
                 moments.append(last)
                 continue
             days = config.decay.half_life_days * math.log2(memory.importance / config.decay.forget_below)
-            moments.append(last + timedelta(days=days))
+            moments += _later(last, days)
     return min(moments) if moments else None
+
+
+def _later(moment: datetime, days: float) -> list[datetime]:
+    """``moment`` plus ``days``, or nothing when that is past the calendar's end (a date near 9999-12-31)."""
+    try:
+        return [moment + timedelta(days=days)]
+    except OverflowError:
+        return []
 
 
 def _read(root: Path) -> dict[str, Any]:

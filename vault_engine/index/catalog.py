@@ -245,5 +245,6 @@ class Catalog(IndexDb):
             self._db.executemany(f"INSERT OR REPLACE INTO memories VALUES ({marks})", [_encode(r) for r in upserts])
             self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
+                self._db.execute("ROLLBACK")
             raise

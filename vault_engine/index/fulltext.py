@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import IndexStale
+from ..errors import IndexStale, VaultError
 
 SCHEMA_VERSION = "memvault-fulltext-1"
 TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags")
@@ -96,7 +96,23 @@ class FullTextIndex:
         raise IndexStale("full-text index folder cannot be removed; delete it by hand", path=folder)
 
     def apply(self, upserts: Iterable[Mapping[str, Any]], deletes: Iterable[str]) -> None:
-        """Replace documents by id and delete others, in one commit."""
+        """Replace documents by id and delete others, in one commit.
+
+        Raises:
+            VaultError: the disk is full (the index keeps its last commit).
+            IndexStale: Tantivy could not write the index for another reason.
+        """
+        try:
+            self._apply(upserts, deletes)
+        except (ValueError, OSError) as exc:
+            text = str(exc)
+            if "StorageFull" in text or "No space left" in text:
+                raise VaultError("cannot write the full-text index: disk is full; free some space, "
+                                 "then run `memvault sync`", path=self.folder) from None
+            raise IndexStale(f"full-text index cannot be written ({text[:200]}); it will be rebuilt",
+                             path=self.folder) from None
+
+    def _apply(self, upserts: Iterable[Mapping[str, Any]], deletes: Iterable[str]) -> None:
         writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
         try:
             for memory_id in deletes:

@@ -3,18 +3,21 @@
 A file garbled behind the engine's back can open cleanly and fail only on a
 later read; every public method of the catalog and the vector store turns
 such a failure into :class:`IndexStale`, which callers answer by rebuilding
-from the markdown files.
+from the markdown files.  A full disk and a database busy in another process
+are not damage: they become one-line errors (:class:`VaultBusy` for the lock,
+a retry message) and nothing is rebuilt for them.
 """
 
 from __future__ import annotations
 
 import functools
+import shutil
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
-from ..errors import IndexStale
+from ..errors import IndexStale, VaultBusy, VaultError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -27,6 +30,32 @@ class HasPath(Protocol):
 S = TypeVar("S", bound=HasPath)
 
 
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_IOERR, _SQLITE_FULL = 5, 6, 10, 13
+
+
+def _disk_full(path: Path) -> bool:
+    """Whether the disk holding ``path`` has no room left (SQLite reports some ENOSPC as an I/O error)."""
+    try:
+        return shutil.disk_usage(path.parent).free < 64 * 1024
+    except OSError:
+        return False
+
+
+def failure(exc: Exception, what: str, path: Path) -> VaultError:
+    """The error a failed SQLite call stands for: only damage is :class:`IndexStale` (rebuilt)."""
+    if isinstance(exc, sqlite3.OperationalError):
+        code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+        text = str(exc)
+        if code in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in text:
+            return VaultBusy(f"the {what} is busy in another process ({text}); try again", path=path)
+        if code == _SQLITE_FULL or "disk is full" in text or (code == _SQLITE_IOERR and _disk_full(path)):
+            return VaultError(f"cannot write the {what}: disk is full; free some space, then run `memvault sync`",
+                              path=path)
+        if code == _SQLITE_IOERR:
+            return VaultError(f"cannot read or write the {what} ({text})", path=path)
+    return IndexStale(f"{what} is unreadable ({exc}); it will be rebuilt", path=path)
+
+
 def stale_on_error(what: str) -> Callable[[Callable[Concatenate[S, P], R]], Callable[Concatenate[S, P], R]]:
     def decorate(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
         @functools.wraps(method)
@@ -34,9 +63,7 @@ def stale_on_error(what: str) -> Callable[[Callable[Concatenate[S, P], R]], Call
             try:
                 return method(self, *args, **kwargs)
             except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
-                if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-                    raise
-                raise IndexStale(f"{what} is unreadable ({exc}); it will be rebuilt", path=self.path) from None
+                raise failure(exc, what, self.path) from None
 
         return wrapper
 
@@ -64,11 +91,20 @@ class IndexDb:
             for table in tables:
                 self._db.execute(table)
             found = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+            if not found:  # in one transaction: a failed write never leaves half a meta table
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", sorted(meta.items()))
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
         except sqlite3.DatabaseError as exc:
-            raise IndexStale(f"{self.what} is unreadable ({exc}); it will be rebuilt", path=path) from None
-        if not found:
-            self._db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
-        elif found != dict(meta):
+            if hasattr(self, "_db"):
+                self._db.close()
+            raise failure(exc, self.what, path) from None
+        if found and found != dict(meta):
             raise IndexStale(self.mismatch(found), path=path)
 
     def mismatch(self, found: Mapping[str, str]) -> str:
@@ -82,4 +118,4 @@ class IndexDb:
         try:
             return int(self._db.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.DatabaseError as exc:
-            raise IndexStale(f"{self.what} is unreadable ({exc}); it will be rebuilt", path=self.path) from None
+            raise failure(exc, self.what, self.path) from None

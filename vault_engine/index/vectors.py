@@ -40,6 +40,8 @@ TABLE = (
 class VectorStore(IndexDb):
     """Persistent vectors of one vault for one embedding model."""
 
+    what = "vector index"
+
     def __init__(self, path: Path, model: str, dim: int):
         self.model = model
         self.dim = dim
@@ -85,7 +87,8 @@ class VectorStore(IndexDb):
                 )
             self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
+                self._db.execute("ROLLBACK")
             raise
         self._matrix = None
 
@@ -96,7 +99,8 @@ class VectorStore(IndexDb):
             self._db.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in ids])
             self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
+                self._db.execute("ROLLBACK")
             raise
         self._matrix = None
 
