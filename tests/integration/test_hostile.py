@@ -380,9 +380,7 @@ def served(live: Vault) -> Iterator[tuple[MemoryService, http_api.Served]]:
 
 def test_the_api_cannot_be_reached_from_another_address_of_this_machine(
         served: tuple[MemoryService, http_api.Served]) -> None:
-    address = _lan_address()
-    if address is None:
-        pytest.skip("this machine has no address but loopback")
+    address = _lan_address() or "127.0.0.2"  # without a network, another loopback address stands in
     _, where = served
     with pytest.raises(OSError), socket.create_connection((address, where.port), timeout=5):
         pass
