@@ -363,9 +363,9 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(not _namespace_tmpfs_works(), reason="needs unshare to mount a small tmpfs")
 def test_a_real_full_disk_leaves_the_markdown_intact(tmp_path: Path) -> None:
     """On a tmpfs filled to the last byte: one line per failure, nothing changed, a retry works after."""
+    assert _namespace_tmpfs_works(), "this test mounts a 4 MB tmpfs: it needs Linux user namespaces (unshare)"
     script = tmp_path / "full.py"
     script.write_text(REAL_FULL_DISK)
     mount = tmp_path / "disk"
