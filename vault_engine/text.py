@@ -12,6 +12,37 @@ _ONE_OFF = re.compile(
 )
 
 
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+
+
+def sentences(text: str, *, min_words: int = 3, limit: int = 16) -> list[str]:
+    """The sentences of ``text`` (also split at blank lines and list items), in order, each
+    once; a sentence shorter than ``min_words`` words joins the next.  At most ``limit``."""
+    out: list[str] = []
+    seen: set[str] = set()
+    carry = ""
+    for piece in _SENTENCE_SPLIT.split(text):
+        flat = " ".join(f"{carry} {piece}".split())
+        if not flat:
+            continue
+        if len(flat.split()) < min_words:
+            carry = flat
+            continue
+        carry = ""
+        key = flat.casefold()
+        if key not in seen:
+            seen.add(key)
+            out.append(flat)
+            if len(out) == limit:
+                return out
+    if carry and carry.casefold() not in seen:
+        if out and len(carry.split()) < min_words:
+            out[-1] = f"{out[-1]} {carry}"
+        else:
+            out.append(carry)
+    return out[:limit]
+
+
 def first_sentence(text: str) -> str:
     flat = " ".join(text.split())
     return _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
