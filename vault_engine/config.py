@@ -63,11 +63,24 @@ class RetrievalSettings:
     limit: int = 10
     max_context_chars: int = 4000
     min_score: float = 0.05
-    vector_fusion: str = "lanes"
+    vector_fusion: str = "max"
     candidates: int = 50
     duplicate_similarity: float = 0.95
     revive_score: float = 0.5
     neighbour_factor: float = 0.5
+    rerank: bool = True
+    rerank_depth: int = 50
+    rerank_terms: float = 1.0
+    rerank_tags: float = 2.0
+    rerank_time: float = 0.5
+    rerank_thread: float = 1.0
+    time_slack_days: int = 14
+    fts_context: float = 1.0
+    fts_when: float = 1.0
+    sentence_lane: bool = True
+    weight_expansion: float = 0.0
+    expansion_similarity: float = 0.6
+    expansion_per_word: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +224,7 @@ def _coerce(value: Any, current: Any, where: str, path: Path | None, from_env: b
 
 
 CHOICES: dict[str, tuple[str, ...]] = {
-    "retrieval.vector_fusion": ("max", "lanes"),
+    "retrieval.vector_fusion": ("max", "lanes", "mean"),
     "llm.provider": ("auto", "offline", "anthropic"),
 }
 

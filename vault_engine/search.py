@@ -26,19 +26,23 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import store
+from . import rerank, store, threads
 from .config import RetrievalSettings, VaultConfig
 from .errors import IndexStale, InvalidInput
 from .index.catalog import Catalog, CatalogRow
 from .index.embedder import Embedder
 from .index.fulltext import FullTextIndex, query_terms
-from .index.vectors import LANES, VectorStore
+from .index.vectors import BLEND, LANES, VectorStore
+from .index.vocabulary import Expansion, Vocabulary, vocabulary_terms
 from .memory import TRUSTS, TYPES
 from .retrieval import Fused, LaneRank, boost, fuse
 from .selectors import path_matches
 from .text import clip
 
 DEFAULT_TRUST = ("system", "learned")
+MAX_EXPANDED_WORDS = 8
+RERANK_WORDS = {"terms": "query words covered", "tags": "tags named in the query",
+                "time": "date the query names", "thread": "next to a strong match"}
 MAX_REVIVABLE = 3
 
 
@@ -76,6 +80,7 @@ class Hit:
     lanes: dict[str, int] = field(default_factory=dict)
     similarity: dict[str, float] = field(default_factory=dict)
     boosts: dict[str, float] = field(default_factory=dict)
+    rerank: dict[str, float] = field(default_factory=dict)  # factor per re-ranking feature ("thread": added)
     why: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
     dup_key: str = ""
@@ -92,7 +97,8 @@ class Hit:
             "lifecycle": self.lifecycle, "tier": self.tier, "snippet": self.snippet, "why": self.why,
             "base": round(self.base, 6), "lanes": self.lanes,
             "similarity": {k: round(v, 4) for k, v in self.similarity.items()},
-            "boosts": {k: round(v, 4) for k, v in self.boosts.items()}, "duplicates": self.duplicates,
+            "boosts": {k: round(v, 4) for k, v in self.boosts.items()},
+            "rerank": {k: round(v, 4) for k, v in self.rerank.items()}, "duplicates": self.duplicates,
         }
 
 
@@ -210,6 +216,7 @@ class Searcher:
         state = root / store.STATE_DIR
         self.root = root
         self.settings = config.retrieval
+        self._vocabulary: Vocabulary | None = None
         self.embedder = embedder
         self.catalog = Catalog(state / "catalog.sqlite")
         try:
@@ -231,10 +238,15 @@ class Searcher:
         self._masks: dict[tuple[Any, ...], tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] = {}
         self._row_cache: dict[str, CatalogRow] = {}
         self._standing: dict[str | None, list[CatalogRow]] = {}
+        self._around: dict[str, tuple[str | None, str | None]] | None = None
+        self._terms: dict[str, frozenset[str]] = {}
+        self.expansions: list[Expansion] = []  # the last search's query expansion
 
     def close(self) -> None:
         self.vectors.close()
         self.catalog.close()
+        if self._vocabulary is not None:
+            self._vocabulary.close()
 
     def _check_parts(self) -> None:
         """Every memory has a catalog row, a full-text document and vectors: parts that disagree on
@@ -274,6 +286,8 @@ class Searcher:
         self._masks.clear()
         self._row_cache.clear()
         self._standing.clear()
+        self._around = None
+        self._terms.clear()
 
     def standing(self, project: str | None) -> list[CatalogRow]:
         """The catalog's standing rows of a scope (see :meth:`Catalog.standing`), cached."""
@@ -316,23 +330,54 @@ class Searcher:
         if flt.types:
             filters["type"] = flt.types
         text_hits = self.fulltext.search(query, depth, filters, any_of=any_of, exclude=[("lifecycle", "superseded")],
-                                         snippet_count=self.settings.limit * 2)
+                                         snippet_count=self.settings.limit * 2,
+                                         boosts={"context": self.settings.fts_context, "when": self.settings.fts_when})
         snippets = {h.id: h.snippet for h in text_hits}
         rankings: dict[str, list[str]] = {"fts": [h.id for h in text_hits]}
         similarity: dict[str, dict[str, float]] = {}
-        vector = self.embedder.embed([query])[0]
-        for lane, pairs in self.vectors.search(vector, depth, self._mask(flt)[1]).items():
+        vocabulary = self._vocabulary_store() if self.settings.weight_expansion > 0 else None
+        words = sorted(vocabulary_terms(query))[:MAX_EXPANDED_WORDS] if vocabulary is not None else []
+        vectors = self.embedder.embed([query, *words])
+        vector = vectors[0]
+        self.expansions = []
+        if vocabulary is not None and words:
+            self.expansions = vocabulary.expand(words, vectors[1:], per_word=self.settings.expansion_per_word,
+                                                min_similarity=self.settings.expansion_similarity, exclude=words)
+        if self.expansions:
+            wider = self.fulltext.search(" ".join(e.term for e in self.expansions), depth, filters, any_of=any_of,
+                                         exclude=[("lifecycle", "superseded")], snippet_count=0,
+                                         boosts={"context": 0.0, "when": 0.0})
+            rankings["expansion"] = [h.id for h in wider]
+        blend = self.settings.vector_fusion == "mean"
+        for lane, pairs in self.vectors.search(vector, depth, self._mask(flt)[1], blend=blend).items():
+            if lane == "sentence" and not self.settings.sentence_lane:
+                continue
             rankings[lane] = [memory_id for memory_id, _ in pairs]
             similarity[lane] = dict(pairs)
         return rankings, snippets, similarity
 
+    def _vocabulary_store(self) -> Vocabulary | None:
+        """The vault's vocabulary, when sync has built one (search never creates it)."""
+        if self._vocabulary is None:
+            path = self._state / "vocabulary.sqlite"
+            if not path.exists():
+                return None
+            try:
+                self._vocabulary = Vocabulary(path, self.embedder.name, self.embedder.dim)
+            except IndexStale:
+                return None  # the next sync starts it afresh
+        return self._vocabulary
+
     def _fusion_input(self, rankings: Mapping[str, list[str]],
                       similarity: Mapping[str, Mapping[str, float]]) -> tuple[dict[str, list[str]], dict[str, float]]:
         s = self.settings
-        lanes = {lane: ids for lane, ids in rankings.items() if lane != "fts" and ids}
-        out: dict[str, list[str]] = {"fts": rankings.get("fts", [])}
-        weights = {"fts": s.weight_fts}
-        if s.vector_fusion == "lanes":
+        lanes = {lane: ids for lane, ids in rankings.items() if lane not in ("fts", "expansion", BLEND) and ids}
+        out: dict[str, list[str]] = {"fts": rankings.get("fts", []), "expansion": rankings.get("expansion", [])}
+        weights = {"fts": s.weight_fts, "expansion": s.weight_expansion}
+        if s.vector_fusion == "mean":
+            out["vector"] = rankings.get(BLEND, [])
+            weights["vector"] = s.weight_vector
+        elif s.vector_fusion == "lanes":
             for lane, ids in lanes.items():
                 out[lane] = ids
                 weights[lane] = s.weight_vector / max(1, len(lanes))
@@ -382,14 +427,20 @@ class Searcher:
             # A candidate whose best possible boost cannot reach the worst possible
             # boost of the shortlist's last member can never be shown: skip it.
             low, high = boost_bounds(s)
+            if s.rerank:
+                for weight in (s.rerank_terms, s.rerank_tags, s.rerank_time, s.rerank_thread):
+                    high *= 1 + max(0.0, weight)
             floor = fused[shortlist_size - 1].score * low / high
             fused = [f for f in fused if f.score >= floor]
         rows = self.rows({f.id for f in fused})
         scored = sorted(((boost(f, rows[f.id], s, moment).score, f) for f in fused if f.id in rows),
                         key=lambda pair: (-pair[0], pair[1].id))
+        reranked: dict[str, dict[str, float]] = {}
+        if s.rerank and s.rerank_depth > 1 and len(scored) > 1:
+            scored, reranked = self._rerank(request.query, scored, rows, flt, moment)
         # Building a full hit (reasons, snippet) is done for the shortlist only.
-        hits = [self._hit(f, rows[f.id], positions, similarity, snippets, moment)
-                for _score, f in scored[:shortlist_size]]
+        hits = [self._hit(f, rows[f.id], positions, similarity, snippets, moment, reranked.get(f.id), score)
+                for score, f in scored[:shortlist_size]]
         hits = self._with_neighbours(hits, flt, moment, rows)
         hits.sort(key=lambda h: (-h.score, h.id))
         hits = [h for h in hits if h.score >= s.min_score]
@@ -408,8 +459,60 @@ class Searcher:
             revivable = [h for h in revivable if h.score >= s.revive_score][:MAX_REVIVABLE]
         return SearchResult(request.query, hits, revivable)
 
+    def _thread_links(self) -> dict[str, tuple[str | None, str | None]]:
+        """Each turn's (previous, next) memory in its thread, cached until the indexes change."""
+        if self._around is None:
+            around = threads.neighbours_by_id(self.catalog.threads(self.catalog.thread_keys()))
+            self._around = around
+        return self._around
+
+    def _rerank(self, query: str, scored: list[tuple[float, Fused]], rows: dict[str, CatalogRow],
+                flt: _Filter, now: datetime) -> tuple[list[tuple[float, Fused]], dict[str, dict[str, float]]]:
+        """The top ``rerank_depth`` candidates (and the thread neighbours of the best of them)
+        re-scored by :mod:`rerank`; the rest keep their order below them.  ``rows`` gains the
+        rows of neighbours that joined."""
+        s = self.settings
+        head, tail = scored[: s.rerank_depth], scored[s.rerank_depth :]
+        base = {f.id: score for score, f in scored}
+        by_id = {f.id: f for _score, f in head}
+        around = self._thread_links() if s.rerank_thread else {}
+        if around:
+            # The neighbours of the best candidates join as candidates with no score of their own.
+            near = {n for _score, f in head[: self.settings.limit] for n in around.get(f.id, ()) if n}
+            near -= set(base)
+            if near:
+                fresh = self.rows(near)
+                for memory_id in sorted(fresh):
+                    row = fresh[memory_id]
+                    if row.status == "active" and flt.admits(row):
+                        rows[memory_id] = row
+                        by_id[memory_id] = Fused(memory_id, 0.0, ())
+                        head.append((0.0, by_id[memory_id]))
+        candidates = []
+        for score, f in head:
+            row = rows[f.id]
+            prev_id, next_id = around.get(f.id, (None, None))
+            terms = self._terms.get(f.id)
+            if terms is None:
+                if len(self._terms) > 50_000:
+                    self._terms.clear()
+                terms = self._terms[f.id] = rerank.terms_of(f"{row.title}\n{row.summary}\n{row.trigger}", row.tags)
+            candidates.append(rerank.Candidate(
+                f.id, score, terms, row.tags, row.occurred_at,
+                max(base.get(prev_id, 0.0) if prev_id else 0.0, base.get(next_id, 0.0) if next_id else 0.0)))
+        profile = rerank.QueryProfile.of(query, now.date())
+        weights = {"terms": s.rerank_terms, "tags": s.rerank_tags, "time": s.rerank_time, "thread": s.rerank_thread}
+        out = [(c, score, effects) for c, score, effects in rerank.rerank(profile, candidates, weights,
+                                                                          s.time_slack_days) if score > 0]
+        floor = out[-1][1] if out else 0.0
+        # Candidates below the re-ranked head never jump above it.
+        rest = [(min(score, floor), f) for score, f in tail]
+        return ([(score, by_id[c.id]) for c, score, _ in out] + rest,
+                {c.id: effects for c, _score, effects in out if effects})
+
     def _hit(self, fused: Fused, row: CatalogRow, positions: Mapping[str, Mapping[str, int]],
-             similarity: Mapping[str, Mapping[str, float]], snippets: Mapping[str, str], now: datetime) -> Hit:
+             similarity: Mapping[str, Mapping[str, float]], snippets: Mapping[str, str], now: datetime,
+             reranked: Mapping[str, float] | None = None, score: float | None = None) -> Hit:
         boosted = boost(fused, row, self.settings, now)
         lanes = {lane: ranks[row.id] for lane, ranks in positions.items() if row.id in ranks}
         cosines = {lane: similarity[lane][row.id] for lane in LANES if row.id in similarity.get(lane, {})}
@@ -418,9 +521,15 @@ class Searcher:
             trigger=row.trigger, type=row.type, scope=row.scope, project=row.project, trust=row.trust,
             lifecycle=row.lifecycle, tier=row.tier, authority=row.authority,
             snippet=snippets.get(row.id) or clip(row.summary or row.title, 160),
-            base=fused.score, lanes=lanes, similarity=cosines, boosts=boosted.factors, dup_key=row.dup_key,
+            base=fused.score, lanes=lanes, similarity=cosines, boosts=boosted.factors,
+            rerank=dict(reranked or {}), dup_key=row.dup_key,
         )
-        hit.why = _why(fused.lanes, lanes, cosines, boosted.factors, row)
+        if score is not None:
+            hit.score = score
+        hit.why = _why(fused.lanes, lanes, cosines, boosted.factors, row, reranked or {})
+        if "expansion" in lanes:
+            words = ", ".join(f"{e.term} for '{e.source}' ({e.similarity:.2f})" for e in self.expansions)
+            hit.why.insert(1, f"vault words like the query's: rank {lanes['expansion']} ({words})")
         return hit
 
     def _with_neighbours(self, hits: list[Hit], flt: _Filter, now: datetime,
@@ -502,18 +611,27 @@ class Searcher:
 
 
 def _why(fused_lanes: Sequence[LaneRank], lanes: Mapping[str, int], cosines: Mapping[str, float],
-         factors: Mapping[str, float], row: CatalogRow) -> list[str]:
-    """Every lane's rank (or that it did not match) and every boost, in words."""
+         factors: Mapping[str, float], row: CatalogRow, reranked: Mapping[str, float]) -> list[str]:
+    """Every lane's rank (or that it did not match), every boost and re-ranking factor, in words."""
     out = [f"full text: rank {lanes['fts']}" if "fts" in lanes else "full text: no match"]
+    missing = []
     for lane in LANES:
         if lane in lanes:
             out.append(f"vector {lane}: rank {lanes[lane]} (cosine {cosines.get(lane, 0.0):.3f})")
-        else:
-            out.append(f"vector {lane}: not in the top candidates")
+        elif lane in ("summary", "body", "trigger") or (lane == "context" and row.thread):
+            missing.append(lane)  # lanes every memory (or, for context, every turn) may have
+    if missing:
+        out.append(f"vector {', '.join(missing)}: not in the top candidates")
+    if BLEND in lanes:
+        out.append(f"vector lanes blended (mean of the best cosine per lane): rank {lanes[BLEND]}")
     weighted = ", ".join(f"{r.lane} #{r.rank} x{r.weight:.3g}" for r in fused_lanes)
     if weighted:
         out.append(f"fused: {weighted}")
     out.append("boosts: " + ", ".join(f"{name.replace('_', ' ')} x{value:.3f}" for name, value in factors.items()))
+    if reranked:
+        out.append("re-ranked: " + ", ".join(
+            f"{RERANK_WORDS[name]} +{value:.3f}" if name == "thread" else f"{RERANK_WORDS[name]} x{value:.3f}"
+            for name, value in reranked.items()))
     if row.trust == "external":
         out.append("external source: check before relying on it")
     return out

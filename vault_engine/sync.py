@@ -13,19 +13,22 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import store
+from . import store, temporal, threads
 from .errors import IndexStale, MemoryFileError, VaultError
 from .fsio import remove_temps, write_atomic
 from .index.catalog import Catalog, CatalogRow, row_from_entry
 from .index.embedder import Embedder
 from .index.fulltext import FullTextIndex
 from .index.vectors import VectorRow, VectorStore
+from .index.vocabulary import Vocabulary, vocabulary_terms
 from .index_pages import listed, write_pages
 from .memory import Memory, content_digest
 from .store import Entry
+from .text import sentences
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,14 +213,28 @@ def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequenc
 # ---------------------------------------------------------------- documents
 
 
-def embedding_texts(memory: Memory, embedder: Embedder) -> list[tuple[str, int, str]]:
-    """(lane, chunk, text) to embed for a memory: the dual path of summary, trigger and body."""
+def embedding_texts(memory: Memory, embedder: Embedder,
+                    context: tuple[str, str] = ("", "")) -> list[tuple[str, int, str]]:
+    """(lane, chunk, text) to embed for a memory: the dual path of summary, trigger and body,
+    and for a turn of a conversation the turn between its neighbours (``context``: before, after)."""
     out = [("summary", 0, memory.summary or memory.title)]
     if memory.trigger.strip():
         out.append(("trigger", 0, memory.trigger))
     body = memory.body.strip()
     if body:
         out += [("body", n, piece) for n, piece in enumerate(embedder.chunks(body))]
+    around = threads.embedding_context(threads.turn_text(memory.title, memory.summary), *context)
+    if around:
+        out.append(("context", 0, around))
+    # Each sentence alone: a passage's mean embedding blurs the one sentence a question is about.
+    # Only short memories (a fact, a turn of a conversation): long ones are covered by body chunks,
+    # and a sentence lane for them would multiply the vectors search scans.  A sentence alone
+    # also loses its subject ("She gave it to me"), so it carries the memory's tags (or title).
+    pieces = sentences(f"{memory.summary or memory.title}\n\n{body}", limit=SENTENCES_PER_MEMORY + 1)
+    if 1 < len(pieces) <= SENTENCES_PER_MEMORY:
+        subject = ", ".join(memory.tags) or memory.title
+        out += [("sentence", n, piece if piece.casefold().startswith(subject.casefold()) else f"{subject}: {piece}")
+                for n, piece in enumerate(pieces)]
     return out
 
 
@@ -226,12 +243,15 @@ def text_fingerprint(texts: Sequence[tuple[str, int, str]]) -> str:
     return content_digest(json.dumps(texts, ensure_ascii=False).encode("utf-8"))
 
 
-def fulltext_document(entry: Entry, digest: str) -> dict[str, Any]:
+def fulltext_document(entry: Entry, digest: str, context: tuple[str, str] = ("", "")) -> dict[str, Any]:
     m = entry.memory
+    when = m.occurred_at.date() if isinstance(m.occurred_at, datetime) else m.occurred_at
     return {
         "id": m.id, "title": m.title, "summary": m.summary, "trigger": m.trigger, "body": m.body,
-        "tags": list(m.tags), "type": m.type, "scope": m.scope, "project": m.project or "",
-        "trust": m.trust, "lifecycle": m.lifecycle, "tier": m.tier,
+        "tags": list(m.tags), "context": "\n".join(part for part in context if part),
+        "when": temporal.date_words(when) if when is not None else "",
+        "type": m.type, "scope": m.scope, "project": m.project or "", "trust": m.trust, "lifecycle": m.lifecycle,
+        "tier": m.tier,
         "status": "trashed" if entry.in_trash else "active", "hash": digest, "path": entry.path,
     }
 
@@ -239,6 +259,7 @@ def fulltext_document(entry: Entry, digest: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- apply
 
 STAT_CACHE = "sync-files.json"
+SENTENCES_PER_MEMORY = 8  # memories with more sentences get no sentence lane
 EMBED_BATCH = 256
 Progress = Callable[[int, int], None]
 
@@ -258,9 +279,10 @@ class SyncReport:
 class Indexes:
     """The derived indexes of one vault, rebuilt automatically when any part is stale."""
 
-    def __init__(self, root: Path, embedder: Embedder):
+    def __init__(self, root: Path, embedder: Embedder, *, vocabulary: bool = False):
         self.state_dir = root / store.STATE_DIR
         self.embedder = embedder
+        self.keeps_vocabulary = vocabulary  # query expansion is on ([retrieval] weight_expansion > 0)
         self.notice: str | None = None
         self.fulltext, self.vectors, self.catalog = self._open()
 
@@ -319,6 +341,7 @@ class Indexes:
         if only is None:
             with contextlib.suppress(FileNotFoundError):
                 (self.state_dir / STAT_CACHE).unlink()
+            remove_vocabulary(self.state_dir)
 
     def rebuild(self) -> None:
         """Drop every index (and the stat cache) and start empty."""
@@ -329,6 +352,44 @@ class Indexes:
     def close(self) -> None:
         self.vectors.close()
         self.catalog.close()
+
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary for query expansion; one from another model or damaged is started afresh."""
+        path = self.state_dir / VOCABULARY
+        try:
+            return Vocabulary(path, self.embedder.name, self.embedder.dim)
+        except IndexStale:
+            remove_vocabulary(self.state_dir)
+            return Vocabulary(path, self.embedder.name, self.embedder.dim)
+
+
+VOCABULARY = "vocabulary.sqlite"
+
+
+def remove_vocabulary(state_dir: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            (state_dir / (VOCABULARY + suffix)).unlink()
+
+
+def update_vocabulary(indexes: Indexes, rows: Sequence[CatalogRow]) -> int:
+    """Embed the words of ``rows`` (titles, summaries, triggers, tags) the vocabulary lacks; an
+    empty vocabulary beside a filled catalog (new, or dropped) takes every row's words.
+    Returns how many words were added."""
+    vocabulary = indexes.vocabulary()
+    try:
+        if not vocabulary.count():
+            rows = [*indexes.catalog.listing(), *rows]
+        words: set[str] = set()
+        for row in rows:
+            words |= vocabulary_terms(f"{row.title} {row.summary} {row.trigger} {' '.join(row.tags)}")
+        missing = vocabulary.missing(words)
+        for start in range(0, len(missing), EMBED_BATCH):
+            part = missing[start : start + EMBED_BATCH]
+            vocabulary.add(part, indexes.embedder.embed(part))
+        return len(missing)
+    finally:
+        vocabulary.close()
 
 
 def _load_stat_cache(path: Path) -> dict[str, list[Any]]:
@@ -388,6 +449,55 @@ def _embed(embedder: Embedder, texts: list[str], progress: Progress | None) -> l
     return vectors
 
 
+Around = dict[str, tuple[threads.Turn | None, threads.Turn | None]]
+
+
+def _thread_changes(root: Path, catalog: Catalog, entries: Mapping[str, tuple[Entry, str]],
+                    deleted: Sequence[str], disk: DiskState) -> tuple[Around, dict[str, tuple[Entry, str]]]:
+    """Neighbours of every turn in the threads this sync touches, and the untouched turns whose
+    neighbours changed (read from disk here: their context lane and field must be redone)."""
+    old_rows = catalog.get([*entries, *deleted])
+    keys = {row.thread for row in old_rows.values() if row.thread}
+    new_turns: dict[str, threads.Turn] = {}
+    for memory_id, (entry, _digest) in entries.items():
+        placed = threads.thread_of(entry.memory.source)
+        if placed is None:
+            continue
+        keys.add(placed[0])
+        if not entry.in_trash and entry.memory.lifecycle != "superseded":
+            new_turns[memory_id] = threads.Turn(
+                memory_id, placed[1], threads.turn_text(entry.memory.title, entry.memory.summary))
+    if not keys:
+        return {}, {}
+    around: Around = {}
+    changed: set[str] = set()
+    for key, members in catalog.threads(keys).items():
+        before = threads.neighbours(members)
+        kept = [t for t in members if t.id not in entries and t.id not in deleted]
+        kept += [t for i, t in new_turns.items()
+                 if (threads.thread_of(entries[i][0].memory.source) or ("", ""))[0] == key]
+        after = threads.neighbours(kept)
+        around.update(after)
+        changed |= {i for i in after if i not in entries
+                    and threads.context_of(i, after) != threads.context_of(i, before)}
+    extra: dict[str, tuple[Entry, str]] = {}
+    rows = catalog.get(changed)
+    for memory_id in sorted(changed):
+        known = disk.files.get(memory_id)
+        rel = known.path if known else rows[memory_id].path if memory_id in rows else None
+        if rel is None:
+            continue
+        try:
+            data = store.read_bytes(root, rel)
+            entry = store.entry_from_bytes(rel, data)
+        except MemoryFileError as exc:
+            disk.problems.append(exc)
+            continue
+        if entry.memory.id == memory_id:
+            extra[memory_id] = (entry, content_digest(data))
+    return around, extra
+
+
 def _remove_temps(root: Path, state_dir: Path) -> None:
     """The temp files of pages and of the stat cache that a sync cut short left (the caller holds
     the index lock, which every writer of those files holds)."""
@@ -439,6 +549,7 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
     rows: list[CatalogRow] = []
     pending: list[tuple[str, str, list[tuple[str, int, str]]]] = []
     parsed = disk.parsed
+    entries: dict[str, tuple[Entry, str]] = {}
     for memory_id in (*plan.added, *plan.modified, *plan.moved, *repair):
         file = disk.files[memory_id]
         entry = file.entry
@@ -449,9 +560,17 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
                 disk.problems.append(exc)
                 continue
             parsed += 1
-        documents.append(fulltext_document(entry, file.digest))
-        rows.append(row_from_entry(entry, file.digest))
-        texts = embedding_texts(entry.memory, indexes.embedder)
+        entries[memory_id] = (entry, file.digest)
+    around, extra = _thread_changes(root, indexes.catalog, entries, plan.deleted, disk)
+    if extra:
+        vector_hashes.update(indexes.vectors.hashes(extra))
+    parsed += len(extra)
+    entries.update(extra)
+    for memory_id, (entry, digest) in entries.items():
+        context = threads.context_of(memory_id, around)
+        documents.append(fulltext_document(entry, digest, context))
+        rows.append(row_from_entry(entry, digest))
+        texts = embedding_texts(entry.memory, indexes.embedder, context)
         fingerprint = text_fingerprint(texts)
         if vector_hashes.get(memory_id) != fingerprint:
             pending.append((memory_id, fingerprint, texts))
@@ -490,6 +609,9 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
         write_pages(root, listing.values())
     if rows or plan.deleted:
         indexes.catalog.apply(rows, plan.deleted)
+    # After the catalog: derived from it, and refilled from it when lost.
+    if indexes.keeps_vocabulary:
+        update_vocabulary(indexes, rows)
     if disk.stat_cache != old_cache:
         write_atomic(cache_path, json.dumps(disk.stat_cache, sort_keys=True, separators=(",", ":")))
     return SyncReport(plan, parsed, len(vectors), disk.problems, indexes.notice, seconds)

@@ -1093,7 +1093,7 @@ class Vault:
 
         model = embedder if embedder is not None else self.embedder()
         with self.index_lock.hold():
-            indexes = Indexes(self.root, model)
+            indexes = Indexes(self.root, model, vocabulary=self.config.retrieval.weight_expansion > 0)
             try:
                 try:
                     return sync(self.root, indexes, full=full, progress=self.progress, paths=paths)

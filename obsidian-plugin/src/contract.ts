@@ -120,6 +120,7 @@ export interface SearchHit {
 	lanes?: Record<string, number>;
 	similarity?: Record<string, number>;
 	boosts?: Record<string, number>;
+	rerank?: Record<string, number>;
 	duplicates?: string[];
 }
 
@@ -143,7 +144,7 @@ const searchHit = object<SearchHit>({
 	scope: oneOf(SCOPES), project: nullable(str), trust: oneOf(TRUSTS), authority: oneOf(AUTHORITIES),
 	lifecycle: oneOf(LIFECYCLES), tier: oneOf(TIERS), snippet: str, why: list(str),
 	base: optional(num), lanes: optional(mapOf(int)), similarity: optional(mapOf(num)),
-	boosts: optional(mapOf(num)), duplicates: optional(list(str)),
+	boosts: optional(mapOf(num)), rerank: optional(mapOf(num)), duplicates: optional(list(str)),
 });
 
 export const decodeSearch = top("search", object<SearchResult>({

@@ -31,7 +31,7 @@ from vault_engine.vault import Vault
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACT = REPO / "contract"
-MAPS = {"by_type", "by_lifecycle", "by_tier", "lanes", "similarity", "boosts", "extra"}  # keys are data, not shape
+MAPS = {"by_type", "by_lifecycle", "by_tier", "lanes", "similarity", "boosts", "rerank", "extra"}  # data, not shape
 FIXTURES = ("status", "search", "read", "read-depth0", "context", "feedback", "forget", "remember", "correct",
             "error")
 

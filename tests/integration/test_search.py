@@ -113,7 +113,10 @@ def test_explain_names_every_lane_and_boost(filled: tuple[Vault, dict[str, str]]
     for name in ("recency", "event time", "proof", "trust", "usefulness"):
         assert name in boosts
     assert 0 < hit.base <= 1.0
-    assert hit.score == pytest.approx(hit.base * _product(hit.boosts.values()))
+    # Both query words are in its text: the re-ranker's word coverage multiplies the boosted score.
+    assert set(hit.rerank) == {"terms"}
+    assert any(r.startswith("re-ranked: query words covered x") for r in hit.why)
+    assert hit.score == pytest.approx(hit.base * _product(hit.boosts.values()) * hit.rerank["terms"])
 
 
 def _product(values: object) -> float:

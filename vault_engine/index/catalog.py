@@ -19,14 +19,15 @@ from typing import Any
 
 from ..memory import Memory, memory_text, text_digest
 from ..store import Entry
+from ..threads import Turn, thread_of, turn_text
 from .guard import IndexDb, stale_on_error
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 COLUMNS = (
     "id", "path", "hash", "status", "type", "scope", "project", "trust", "lifecycle", "tier",
     "title", "summary", "trigger", "paths", "tags", "links", "created", "updated", "occurred_at",
     "proof_count", "applied", "dup_key", "tasks", "operations", "phases", "authority", "recall", "importance",
-    "last_applied",
+    "last_applied", "source", "thread",
 )
 JSON_COLUMNS = ("paths", "tags", "links", "applied", "tasks", "operations", "phases")
 TUPLE_COLUMNS = ("paths", "tags", "links", "tasks", "operations", "phases")
@@ -65,6 +66,8 @@ class CatalogRow:
     recall: str = "active"
     importance: float = 0.5
     last_applied: datetime | None = None
+    source: str = ""
+    thread: str = ""  # the conversation a turn belongs to (see threads.py), else ""
 
     @property
     def in_trash(self) -> bool:
@@ -86,7 +89,7 @@ def row_from_memory(memory: Memory, path: str, digest: str, *, trashed: bool) ->
         proof_count=memory.proof_count, applied=dict(memory.applied), dup_key=text_digest(memory_text(memory)),
         tasks=tuple(memory.tasks), operations=tuple(memory.operations), phases=tuple(memory.phases),
         authority=memory.authority, recall=memory.recall, importance=float(memory.importance),
-        last_applied=memory.last_applied,
+        last_applied=memory.last_applied, source=memory.source, thread=(thread_of(memory.source) or ("", ""))[0],
     )
 
 
@@ -150,6 +153,8 @@ TABLE = "CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, {})".format(
     ", ".join(f"{name} {_KINDS.get(name, 'TEXT')}" for name in COLUMNS[1:])
 )
 
+THREAD_INDEX = "CREATE INDEX IF NOT EXISTS memories_thread ON memories (thread) WHERE thread != ''"
+
 
 class Catalog(IndexDb):
     """The catalog of one vault."""
@@ -158,6 +163,16 @@ class Catalog(IndexDb):
 
     def __init__(self, path: Path):
         super().__init__(path, [TABLE], {"version": SCHEMA_VERSION})
+        try:
+            self._create_thread_index()
+        except BaseException:
+            self.close()
+            raise
+
+    @stale_on_error("catalog")
+    def _create_thread_index(self) -> None:
+        # After the version check: an older catalog has no thread column.
+        self._db.execute(THREAD_INDEX)
 
     @stale_on_error("catalog")
     def records(self) -> dict[str, tuple[str, str]]:
@@ -229,6 +244,24 @@ class Catalog(IndexDb):
             ).fetchone()
             if found:
                 out[target] = str(found[0])
+        return out
+
+    @stale_on_error("catalog")
+    def thread_keys(self) -> list[str]:
+        return [k for (k,) in self._db.execute("SELECT DISTINCT thread FROM memories WHERE thread != ''")]
+
+    @stale_on_error("catalog")
+    def threads(self, keys: Iterable[str]) -> dict[str, list[Turn]]:
+        """The indexed turns of each thread that are neither trashed nor superseded."""
+        out: dict[str, list[Turn]] = {}
+        for key in dict.fromkeys(keys):
+            if not key:
+                continue
+            cursor = self._db.execute(
+                "SELECT id, source, title, summary FROM memories"
+                " WHERE thread = ? AND status = 'active' AND lifecycle != 'superseded'", (key,)
+            )
+            out[key] = [Turn(i, (thread_of(src) or ("", ""))[1], turn_text(t, su)) for i, src, t, su in cursor]
         return out
 
     @stale_on_error("catalog")

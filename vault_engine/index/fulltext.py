@@ -19,10 +19,11 @@ from typing import Any
 
 from ..errors import IndexStale, VaultError
 
-SCHEMA_VERSION = "memvault-fulltext-1"
-TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags")
+SCHEMA_VERSION = "memvault-fulltext-2"
+TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags", "context", "when")
+UNSTORED = ("body", "context", "when")
 RAW_FIELDS = ("id", "type", "scope", "project", "trust", "lifecycle", "tier", "status", "hash", "path")
-BOOSTS = {"title": 2.0, "summary": 1.5, "trigger": 1.2, "tags": 1.5, "body": 1.0}
+BOOSTS = {"title": 2.0, "summary": 1.5, "trigger": 1.2, "tags": 1.5, "body": 1.0, "context": 0.3, "when": 1.0}
 _TERM = re.compile(r"\w+", re.UNICODE)
 WRITER_HEAP = 64 * 1024 * 1024
 
@@ -39,7 +40,7 @@ def _schema() -> Any:
 
     builder = tantivy.SchemaBuilder()
     for name in TEXT_FIELDS:
-        builder.add_text_field(name, stored=name != "body", tokenizer_name="en_stem")
+        builder.add_text_field(name, stored=name not in UNSTORED, tokenizer_name="en_stem")
     for name in RAW_FIELDS:
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
     return builder.build()
@@ -160,6 +161,7 @@ class FullTextIndex:
         any_of: Sequence[Sequence[tuple[str, str]]] = (),
         exclude: Sequence[tuple[str, str]] = (),
         snippet_count: int = 1000,
+        boosts: Mapping[str, float] | None = None,
     ) -> list[TextHit]:
         """BM25 hits for ``text``.
 
@@ -170,10 +172,11 @@ class FullTextIndex:
         terms = query_terms(text)
         if not terms:
             return []
+        weights = {**BOOSTS, **(boosts or {})}
         tantivy = self._tantivy
         schema = self.index.schema
         parsed, _errors = self.index.parse_query_lenient(
-            terms, default_field_names=list(TEXT_FIELDS), field_boosts=BOOSTS
+            terms, default_field_names=[f for f in TEXT_FIELDS if weights.get(f, 1.0) > 0], field_boosts=weights
         )
         groups = [[(field, v) for v in values] for field, values in (filters or {}).items()]
         clauses = [(tantivy.Occur.Must, parsed)]

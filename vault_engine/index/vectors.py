@@ -20,8 +20,9 @@ import numpy.typing as npt
 from ..errors import IndexStale
 from .guard import IndexDb, stale_on_error
 
-SCHEMA_VERSION = "1"
-LANES = ("summary", "trigger", "body")
+SCHEMA_VERSION = "2"
+LANES = ("summary", "trigger", "body", "context", "sentence")
+BLEND = "mean"  # the key of the blended ranking in search results
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,13 +187,19 @@ class VectorStore(IndexDb):
         query: npt.NDArray[np.float32],
         limit: int,
         allowed: npt.NDArray[np.bool_] | None = None,
+        *,
+        blend: bool = False,
     ) -> dict[str, list[tuple[str, float]]]:
         """Per lane, the best ``limit`` memories by cosine similarity (best chunk per memory).
 
-        ``allowed`` is a mask over :meth:`ids`: memories outside it are never returned.
+        ``allowed`` is a mask over :meth:`ids`: memories outside it are never returned.  With
+        ``blend``, the result also holds :data:`BLEND`: memories ranked by the mean, over the
+        lanes each has, of its best cosine per lane (score fusion of the vector lanes).
         """
         matrix = self._load()
         out: dict[str, list[tuple[str, float]]] = {lane: [] for lane in LANES}
+        if blend:
+            out[BLEND] = []
         if not len(matrix):
             return out
         scores = matrix @ np.asarray(query, dtype=np.float32)
@@ -202,7 +209,7 @@ class VectorStore(IndexDb):
             rows = self._lane_rows[number]
             if not len(rows):
                 continue
-            take = min(len(rows), limit * 4)
+            take = min(len(rows), limit * (16 if lane == "sentence" else 4))
             lane_scores = scores[rows]
             picked = np.argpartition(-lane_scores, take - 1)[:take] if take < len(rows) else np.arange(len(rows))
             picked = picked[np.argsort(-lane_scores[picked], kind="stable")]
@@ -218,4 +225,25 @@ class VectorStore(IndexDb):
                 out[lane].append((self._ids[memory], value))
                 if len(out[lane]) == limit:
                     break
+        if blend:
+            out[BLEND] = self._blend(scores, limit)
         return out
+
+    def _blend(self, scores: npt.NDArray[np.float32], limit: int) -> list[tuple[str, float]]:
+        count = len(self._ids)
+        total = np.zeros(count, dtype=np.float32)
+        lanes = np.zeros(count, dtype=np.int16)
+        for rows in self._lane_rows:
+            if not len(rows):
+                continue
+            best = np.full(count, -np.inf, dtype=np.float32)
+            np.maximum.at(best, self._row_id[rows], scores[rows])
+            have = best > -np.inf
+            total[have] += best[have]
+            lanes[have] += 1
+        mean = np.full(count, -np.inf, dtype=np.float32)
+        np.divide(total, lanes, out=mean, where=lanes > 0)
+        take = min(count, limit)
+        picked = np.argpartition(-mean, take - 1)[:take] if take < count else np.arange(count)
+        picked = picked[np.argsort(-mean[picked], kind="stable")]
+        return [(self._ids[int(at)], float(mean[at])) for at in picked if mean[at] > -np.inf]

@@ -1,0 +1,135 @@
+"""Each retrieval technique memvault keeps changes a ranking the way it is meant to.
+
+Small fixtures with the real model and the real indexes: every test runs the
+same query with the technique on (the shipped defaults) and off, and checks
+that the intended memory moves.  The gains they stand for are measured on the
+LoCoMo development half by ``scripts/eval_locomo.py`` (README, "Retrieval
+quality"); these tests keep them from silently going away.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+import pytest
+
+from vault_engine import config as config_mod
+from vault_engine.search import SearchRequest
+from vault_engine.vault import NewMemory, Vault
+
+pytestmark = pytest.mark.slow
+
+
+def with_settings(vault: Vault, **changes: Any) -> Vault:
+    """The same vault, searched with some [retrieval] settings changed."""
+    base = config_mod.load(vault.root)
+    config = dataclasses.replace(base, retrieval=dataclasses.replace(base.retrieval, **changes))
+    return Vault(vault.root, config=config)
+
+
+def ranked(vault: Vault, query: str, limit: int = 10) -> list[str]:
+    return [h.id for h in vault.search(SearchRequest(query, limit=limit)).hits]
+
+
+def turn(vault: Vault, chat: str, position: str, speaker: str, text: str,
+         occurred: date | None = None) -> str:
+    extra: dict[str, Any] = {"occurred_at": occurred.isoformat()} if occurred else {}
+    return vault.add(NewMemory(f"{speaker}: {text}", title=f"{speaker}: {text[:60]}", summary=f"{speaker}: {text}",
+                               type="episode", tags=(speaker.lower(),), source=f"conversation:{chat}#{position}",
+                               extra=extra), allow_one_off=True).id
+
+
+@pytest.fixture
+def chat(make_vault: Callable[..., Vault]) -> tuple[Vault, dict[str, str]]:
+    vault = Vault(make_vault().root, auto_sync=True)
+    made = {
+        "ask": turn(vault, "c1", "D1:1", "Caroline", "Did you end up going to the pottery workshop?",
+                    date(2023, 5, 8)),
+        "answer": turn(vault, "c1", "D1:2", "Melanie", "Yes, last Friday! I made a lopsided bowl and loved every "
+                       "minute.", date(2023, 5, 8)),
+        "after": turn(vault, "c1", "D1:3", "Caroline", "Ha, lopsided bowls have character.", date(2023, 5, 8)),
+        "clarinet": turn(vault, "c1", "D2:1", "Melanie", "I play clarinet in a community band on Sundays.",
+                         date(2023, 6, 2)),
+        "violin": turn(vault, "c1", "D3:4", "Melanie", "Evenings are for me-time: running, reading, or playing my "
+                       "violin.", date(2023, 7, 20)),
+        "guitar": turn(vault, "c1", "D3:5", "Caroline", "My cousin plays guitar and piano in a band.",
+                       date(2023, 7, 20)),
+        "drums": turn(vault, "c1", "D4:1", "Caroline", "I want to learn the drums and other band instruments.",
+                      date(2023, 8, 1)),
+        "asks": turn(vault, "c1", "D4:2", "Caroline", "Melanie, which instruments do you think I should play?",
+                     date(2023, 8, 1)),
+        "sweden": turn(vault, "c1", "D5:1", "Caroline", "Thanks, Melanie! This necklace is super special to me. "
+                       "It was a gift from my grandma back in my home country, Sweden. She gave it to me when "
+                       "I was young, and it stands for love and strength.", date(2023, 8, 10)),
+        "sunset-may": turn(vault, "c1", "D6:1", "Melanie", "We painted a sunset over the lake together.",
+                           date(2023, 5, 20)),
+        "sunset-july": turn(vault, "c1", "D7:1", "Melanie", "We painted a sunset over the sea with the kids.",
+                            date(2023, 7, 14)),
+    }
+    assert vault.index_warning is None
+    return vault, made
+
+
+def test_a_reply_is_found_through_the_turn_before_it(chat: tuple[Vault, dict[str, str]]) -> None:
+    """Thread context: "Yes, last Friday!" says nothing of pottery; its neighbour does."""
+    vault, made = chat
+    query = "When did Melanie go to the pottery workshop?"
+    on = ranked(vault, query, limit=3)
+    assert made["answer"] in on
+    hit = next(h for h in vault.search(SearchRequest(query, limit=3)).hits if h.id == made["answer"])
+    assert "context" in hit.lanes or "thread" in hit.rerank
+    off = ranked(with_settings(vault, rerank_thread=0.0, fts_context=0.0), query, limit=10)
+    assert on.index(made["answer"]) < off.index(made["answer"])
+
+
+def test_both_halves_of_a_multi_hop_question_rank_first(chat: tuple[Vault, dict[str, str]]) -> None:
+    """Tags named in the query: Melanie's two instruments above Caroline's band talk."""
+    vault, made = chat
+    query = "What instruments does Melanie play?"
+    on = ranked(vault, query)
+    assert set(on[:2]) == {made["clarinet"], made["violin"]}
+    off = ranked(with_settings(vault, rerank_tags=0.0, rerank_terms=0.0), query)
+    assert set(off[:2]) != {made["clarinet"], made["violin"]}
+
+
+def test_a_date_in_the_question_picks_the_memory_from_then(chat: tuple[Vault, dict[str, str]]) -> None:
+    """Temporal expressions: "in July 2023" picks the July painting; without them the May one, whose
+    words match the question a little better, comes first."""
+    vault, made = chat
+    query = "What did Melanie paint in July 2023?"
+    hits = vault.search(SearchRequest(query, limit=3)).hits
+    assert hits[0].id == made["sunset-july"]
+    assert hits[0].rerank.get("time", 1.0) > 1.0
+    assert any("date the query names" in line for line in hits[0].why)
+    off = ranked(with_settings(vault, rerank_time=0.0, fts_when=0.0), query, limit=3)
+    assert off.index(made["sunset-may"]) < off.index(made["sunset-july"])
+
+
+def test_one_sentence_of_a_long_turn_answers_a_question(chat: tuple[Vault, dict[str, str]]) -> None:
+    """Sentence lane: the question matches one sentence of a long turn better than the whole turn."""
+    vault, made = chat
+    hit = next(h for h in vault.search(SearchRequest("Where did Caroline move from?", limit=10)).hits
+               if h.id == made["sweden"])
+    assert hit.similarity["sentence"] > hit.similarity["summary"]
+
+
+def test_expansion_with_the_vaults_own_words_when_turned_on(make_vault: Callable[..., Vault]) -> None:
+    """Query expansion (off by default): "martial arts" also looks for the vault's word "taekwondo"."""
+    root = make_vault().root
+    settings = root / "memvault.toml"
+    settings.write_text(settings.read_text().replace("#weight_expansion = 0.0", "weight_expansion = 0.3"))
+    vault = Vault(root, auto_sync=True)
+    target = vault.add(NewMemory("Sam trains taekwondo twice a week at the dojo.")).id
+    for text in ("Sam bakes sourdough bread on Sundays.", "Sam drives an old red pickup truck.",
+                 "Sam's sister studies marine biology."):
+        vault.add(NewMemory(text))
+    hits = vault.search(SearchRequest("Does Sam do any martial arts?")).hits
+    hit = next(h for h in hits if h.id == target)
+    assert hit.lanes["expansion"] == 1  # "Sam" alone matches every memory in full text
+    assert any("taekwondo for 'martial'" in line or "taekwondo for 'arts'" in line for line in hit.why)
+    assert hits[0].id == target
+    plain = with_settings(vault, weight_expansion=0.0).search(SearchRequest("Does Sam do any martial arts?")).hits
+    assert all("expansion" not in h.lanes for h in plain)

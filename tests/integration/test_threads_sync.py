@@ -1,0 +1,68 @@
+"""Turns of a conversation are indexed with their neighbours, and stay so as turns change."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from vault_engine.index.fakes import HashEmbedder
+from vault_engine.index.vectors import VectorStore
+from vault_engine.search import SearchRequest
+from vault_engine.store import STATE_DIR
+from vault_engine.vault import NewMemory, Vault
+
+pytestmark = pytest.mark.slow
+
+
+def turn(vault: Vault, position: str, text: str, thread: str = "chat-1") -> str:
+    return vault.add(NewMemory(text, title=text[:40], summary=text, source=f"conversation:{thread}#{position}")).id
+
+
+def context_hits(vault: Vault, query: str) -> list[str]:
+    """Ids whose full-text match came only through the context field (their own text lacks the words)."""
+    return [h.id for h in vault.search(SearchRequest(query, limit=10)).hits if "fts" in h.lanes]
+
+
+def lanes_of(vault: Vault, memory_id: str) -> set[str]:
+    store = VectorStore(vault.root / STATE_DIR / "vectors.sqlite", HashEmbedder().name, HashEmbedder().dim)
+    try:
+        rows = store._db.execute("SELECT lane FROM vectors WHERE id = ?", (memory_id,)).fetchall()
+        return {lane for (lane,) in rows}
+    finally:
+        store.close()
+
+
+def test_turns_get_a_context_lane_and_field_that_follow_their_neighbours(make_vault: Callable[..., Vault]) -> None:
+    vault = Vault(make_vault().root, auto_sync=True, embedder=HashEmbedder())
+    first = turn(vault, "D1:1", "Did you go to the pottery workshop on Friday?")
+    second = turn(vault, "D1:2", "Yes, and I loved it!")
+    third = turn(vault, "D1:10", "What are you making next?")
+    loner = vault.add(NewMemory("Kilns run hot; check the vents.")).id
+
+    assert "context" in lanes_of(vault, second)
+    assert "context" not in lanes_of(vault, loner)  # not a turn of a conversation
+    # "pottery" is only in the first turn: the second matches through its neighbour, the third
+    # (after the second, "D1:10" sorting after "D1:2") does not.
+    found = context_hits(vault, "pottery workshop")
+    assert first in found and second in found and third not in found
+
+    # Editing the first turn re-indexes its neighbour: the old words no longer reach it.
+    vault.correct(first, "Did you go to the glassblowing class on Friday?")
+    found = context_hits(vault, "glassblowing")
+    assert second in found
+    assert second not in context_hits(vault, "pottery workshop")
+
+    # Removing the middle turn makes the first and the third neighbours.
+    vault.forget(second)
+    assert third in context_hits(vault, "glassblowing")
+
+
+def test_explain_names_the_context_lane_only_for_turns(make_vault: Callable[..., Vault]) -> None:
+    vault = Vault(make_vault().root, auto_sync=True, embedder=HashEmbedder())
+    turn(vault, "1", "We adopted a kitten named Luna.")
+    turn(vault, "2", "She sleeps all day.")
+    vault.add(NewMemory("Kittens need vaccines at eight weeks."))
+    for hit in vault.search(SearchRequest("kitten")).hits:
+        has_lane = any(line.startswith("vector context") for line in hit.why)
+        assert has_lane == (hit.title != "Kittens need vaccines at eight weeks")

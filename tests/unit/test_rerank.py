@@ -1,0 +1,65 @@
+"""The re-ranker: each feature moves the candidate it should, and only that one."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from vault_engine import rerank
+from vault_engine.rerank import Candidate, QueryProfile
+
+TODAY = date(2023, 8, 15)
+WEIGHTS = {"terms": 0.5, "tags": 0.5, "time": 0.5, "thread": 0.3}
+
+
+def candidate(memory_id: str, score: float, text: str = "", tags: tuple[str, ...] = (),
+              occurred: date | None = None, neighbour: float = 0.0) -> Candidate:
+    return Candidate(memory_id, score, rerank.terms_of(text, tags), tags, occurred, neighbour)
+
+
+def order(query: str, candidates: list[Candidate], weights: dict[str, float] = WEIGHTS) -> list[str]:
+    return [c.id for c, _score, _factors in rerank.rerank(QueryProfile.of(query, TODAY), candidates, weights)]
+
+
+def test_stem_folds_common_suffixes() -> None:
+    assert rerank.stem("Painting") == rerank.stem("paint") == "paint"
+    assert rerank.stem("stories") == rerank.stem("story") == "story"
+    assert rerank.stem("is") == "is"  # too short to strip
+
+
+def test_terms_lift_the_candidate_that_covers_every_query_word() -> None:
+    one_word = candidate("a", 0.50, "adoption is a big step")
+    all_words = candidate("b", 0.45, "researching adoption agencies this week")
+    assert order("which adoption agencies did she research", [one_word, all_words]) == ["b", "a"]
+    assert order("which adoption agencies did she research", [one_word, all_words], {"terms": 0.0}) == ["a", "b"]
+
+
+def test_tags_named_in_the_query_lift_their_memories() -> None:
+    other_speaker = candidate("a", 0.50, "I went camping", tags=("melanie",))
+    named = candidate("b", 0.45, "I went camping", tags=("caroline",))
+    assert order("Where did Caroline go camping?", [other_speaker, named]) == ["b", "a"]
+
+
+def test_a_date_in_the_query_lifts_memories_from_then() -> None:
+    may = candidate("a", 0.50, "we painted a sunset", occurred=date(2023, 5, 8))
+    july = candidate("b", 0.45, "we painted a sunset", occurred=date(2023, 7, 20))
+    assert order("What did they paint in July 2023?", [may, july]) == ["b", "a"]
+    # A month named without a year matches that month of any year.
+    july_before = candidate("c", 0.45, "we painted a sunset", occurred=date(2021, 7, 3))
+    assert order("What did they paint in July?", [may, july_before]) == ["c", "a"]
+    # No date in the query: no time feature at all.
+    assert order("What did they paint?", [may, july]) == ["a", "b"]
+
+
+def test_a_turn_next_to_a_strong_match_rises() -> None:
+    lonely = candidate("a", 0.40, "nice")
+    answer = candidate("b", 0.38, "yes, last Friday", neighbour=1.0)
+    top = candidate("c", 1.0, "did you go to the workshop?")
+    assert order("when was the workshop", [top, lonely, answer], {"thread": 0.3}) == ["c", "b", "a"]
+
+
+def test_factors_report_only_features_that_apply() -> None:
+    profile = QueryProfile.of("adoption agencies", TODAY)
+    ranked = rerank.rerank(profile, [candidate("a", 1.0, "adoption agencies")], WEIGHTS)
+    (_c, score, factors) = ranked[0]
+    assert factors == {"terms": 1.5}
+    assert score == 1.5

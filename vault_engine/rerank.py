@@ -1,0 +1,145 @@
+"""Re-ranking: a second, closer look at the best fused candidates.
+
+Fusion only knows each lane's rank.  The re-ranker reads the query and each of
+the top ``rerank_depth`` candidates' catalog row and multiplies the score by
+``1 + weight * feature`` for four features, each in [0, 1]:
+
+- ``terms``: the share of the query's content words (lightly stemmed) that the
+  memory's title, summary, trigger and tags contain (all of them, not just
+  the rarest one BM25 liked);
+- ``tags``: the share of the memory's tags that the query names ("what did
+  Caroline ..." and a memory tagged ``caroline``);
+- ``time``: how close the memory's ``occurred_at`` lies to a date the query
+  names ("in May 2023", "last summer"; see :mod:`temporal`), 1 inside the span,
+  fading to 0 at ``time_slack_days`` outside it;
+- ``thread``: the best score among the memory's neighbouring turns in its
+  conversation, *added* at ``rerank_thread`` times its value (a turn next to a
+  strong match is often its answer, even when it shares no word with the
+  query: "Yes, last Friday!"); the neighbours of the best hits join the
+  candidates this way even when no lane found them.
+
+It is deterministic, needs no model, costs well under a millisecond per
+candidate, and is switched off by ``rerank = false`` in ``[retrieval]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from . import temporal
+from .index.fulltext import STOPWORDS
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "s", "ly")
+
+
+def stem(word: str) -> str:
+    """A light, deterministic stem: case folded, one common English suffix removed."""
+    word = word.casefold()
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            base = word[: -len(suffix)]
+            return base + "y" if suffix in ("ies", "ied") else base
+    return word
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def terms_of(text: str, tags: Sequence[str] = ()) -> frozenset[str]:
+    """The stemmed words of a memory's text and tags, as :func:`features` compares them."""
+    return frozenset(stem(w) for w in (*words(text), *tags))
+
+
+@dataclass(frozen=True, slots=True)
+class QueryProfile:
+    """What the re-ranker reads from a query, computed once per search."""
+
+    terms: frozenset[str]  # stemmed content words
+    names: frozenset[str]  # every word, case folded (tags are compared with these)
+    spans: tuple[temporal.TimeSpan, ...]
+
+    @classmethod
+    def of(cls, query: str, today: date) -> QueryProfile:
+        tokens = words(query)
+        content = [t for t in tokens if t.casefold() not in STOPWORDS]
+        return cls(frozenset(stem(t) for t in content), frozenset(t.casefold() for t in tokens),
+                   tuple(temporal.resolve(query, today)))
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """What the re-ranker reads of one candidate."""
+
+    id: str
+    score: float
+    terms: frozenset[str]  # stemmed words of its title, summary, trigger and tags (see :func:`terms_of`)
+    tags: tuple[str, ...]
+    occurred_at: date | datetime | None
+    neighbour_score: float  # best fused score among its thread neighbours (0 outside threads)
+
+
+def features(profile: QueryProfile, candidate: Candidate, top_score: float, slack_days: int) -> dict[str, float]:
+    """Each feature of ``candidate`` in [0, 1] (absent features are 0)."""
+    out: dict[str, float] = {}
+    if profile.terms:
+        out["terms"] = len(profile.terms & candidate.terms) / len(profile.terms)
+    if candidate.tags:
+        named = [t for t in candidate.tags if t.casefold() in profile.names]
+        out["tags"] = len(named) / len(candidate.tags)
+    if profile.spans and candidate.occurred_at is not None:
+        day = candidate.occurred_at.date() if isinstance(candidate.occurred_at, datetime) else candidate.occurred_at
+        out["time"] = temporal.closeness(day, [_in_year(span, day.year) for span in profile.spans], slack_days)
+    if candidate.neighbour_score > 0 and top_score > 0:
+        out["thread"] = min(1.0, candidate.neighbour_score / top_score)  # reported; applied additively
+    return out
+
+
+_YEAR = re.compile(r"\b\d{4}\b")
+_MONTH_OR_SEASON = re.compile(
+    r"(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|spring|summer|autumn|fall|winter)")
+
+
+def _in_year(span: temporal.TimeSpan, year: int) -> temporal.TimeSpan:
+    """A month or season named without a year ("in June") matches that month of any year: the
+    span is moved into the candidate's year.  Spans with a year, or relative ones, stay."""
+    if _YEAR.search(span.text) or not _MONTH_OR_SEASON.search(span.text) or span.start.year != span.end.year:
+        return span
+    try:
+        return temporal.TimeSpan(span.start.replace(year=year), span.end.replace(year=year), span.text)
+    except ValueError:  # 29 February
+        return span
+
+
+def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapping[str, float],
+           slack_days: int = 14) -> list[tuple[Candidate, float, dict[str, float]]]:
+    """(candidate, new score, what each feature did), best first; ties keep the input order.
+
+    ``thread`` adds ``weight * neighbour score`` (so a turn that was not a candidate at all can
+    enter next to a strong match); the other features multiply.  The returned dict holds the
+    added amount under ``thread`` and the factor under each other name.
+    """
+    top = max((c.score for c in candidates), default=0.0)
+    scored: list[tuple[Candidate, float, dict[str, float]]] = []
+    for candidate in candidates:
+        effects: dict[str, float] = {}
+        score = candidate.score
+        for name, value in features(profile, candidate, top, slack_days).items():
+            weight = weights.get(name, 0.0)
+            if not weight or not value:
+                continue
+            if name == "thread":
+                effects[name] = weight * candidate.neighbour_score
+                score += effects[name]
+            else:
+                effects[name] = 1.0 + weight * value
+        for name, factor in effects.items():
+            if name != "thread":
+                score *= factor
+        scored.append((candidate, score, effects))
+    order = sorted(range(len(scored)), key=lambda n: (-scored[n][1], n))
+    return [scored[n] for n in order]
