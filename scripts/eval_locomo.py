@@ -8,7 +8,14 @@ sync engine with the real model); each question (categories 1-4) is a
 the hybrid, overall and per category.
 
 Usage:
-    python scripts/eval_locomo.py [--data ../shared/bench/locomo_dev.json] [--context prev+next]
+    python scripts/eval_locomo.py [--data ../shared/bench/locomo_dev.json] [--context none]
+        [--cache DIR] [--dump FILE.jsonl] [--setup NAME:KEY=VALUE,...] [--set KEY=VALUE]
+
+``--dump`` writes every question's ranking (top 50, with each gold turn's
+rank) as JSON lines; the per-category error analysis printed after the table
+shows where the gold turns landed (ranks 1-5, 6-10, 11-20, 21-50, beyond 50),
+which tells whether a miss is a ranking problem (a re-ranker can fix it) or a
+recall problem (the lanes never found the turn).
 
 The data is CC BY-NC 4.0 and is read from where it lies; nothing is copied.
 """
@@ -92,21 +99,24 @@ def clean_evidence(raw: list[Any], known: set[str]) -> list[str]:
     return out
 
 
-def memory_records(turns: list[Turn], context: str) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    """One JSONL record per distinct turn text; memory id -> dia ids it stands for."""
+def memory_records(turns: list[Turn], context: str,
+                   conversation: str) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """One JSONL record per distinct turn text; memory id -> dia ids it stands for.
+
+    ``context``: ``thread`` gives each turn the source ``conversation:<id>#<dia id>``, so the
+    engine indexes it with its neighbouring turns (the product's thread context); ``none``
+    leaves each turn alone (the benchmark's plain documents); ``body`` pastes the neighbours
+    into the memory's body (the old harness-side variant, for comparison).
+    """
     records: list[dict[str, Any]] = []
     owners: dict[str, list[str]] = {}
     seen: dict[str, str] = {}
     for n, turn in enumerate(turns):
         head = f"[{turn.when_text}] {turn.speaker}: {turn.text}"
         parts = [head]
-        same = [t for t in turns[max(0, n - 1) : n + 2] if t.session == turn.session and t is not turn]
-        if context != "none":
-            for other in same:
-                if other.dia_id < turn.dia_id or context == "prev+next":
-                    if context == "prev" and turns.index(other) > n:
-                        continue
-                    parts.append(f"{other.speaker}: {other.text}")
+        if context == "body":
+            same = [t for t in turns[max(0, n - 1) : n + 2] if t.session == turn.session and t is not turn]
+            parts += [f"{other.speaker}: {other.text}" for other in same]
         body = "\n\n".join(parts)
         key = normalize_text(body)
         if key in seen:
@@ -120,8 +130,9 @@ def memory_records(turns: list[Turn], context: str) -> tuple[list[dict[str, Any]
             "title": f"{turn.speaker}: {turn.text[:70]}",
             "summary": head,
             "type": "episode",
-            "source": f"conversation:{turn.dia_id}",
+            "source": f"conversation:{conversation}" + (f"#{turn.dia_id}" if context == "thread" else ""),
             "body": body,
+            "tags": [turn.speaker],  # who said it, as a chat importer records it
         }
         if turn.when is not None:
             record["occurred_at"] = turn.when.date().isoformat()
@@ -129,35 +140,45 @@ def memory_records(turns: list[Turn], context: str) -> tuple[list[dict[str, Any]
     return records, owners
 
 
-PURE = {"alpha_recency": 0.0, "alpha_event_time": 0.0, "min_score": 0.0}
+PURE = {"alpha_recency": 0.0, "alpha_event_time": 0.0, "min_score": 0.0, "rerank": False}
 SETUPS: dict[str, dict[str, Any]] = {
     # Single lanes are pure rankings (no boosts, no score floor), so the comparison isolates the fusion.
     "bm25": {"weight_vector": 0.0, **PURE},
     "vectors": {"weight_fts": 0.0, **PURE},
     # The spec's starting point: k=60, fts 1.0, vector 1.5, one vector ranking (best lane per memory).
-    "hybrid (k=60, 1.0/1.5)": {"rrf_k": 60, "weight_fts": 1.0, "weight_vector": 1.5, "vector_fusion": "max"},
+    "hybrid (k=60, 1.0/1.5)": {"rrf_k": 60, "weight_fts": 1.0, "weight_vector": 1.5, "vector_fusion": "max",
+                               "rerank": False},
+    "hybrid (defaults, no re-ranking)": {"rerank": False},
     # The shipped defaults of memvault.toml.
     "hybrid (defaults)": {},
 }
 
 
+BUCKETS = ((1, 5), (6, 10), (11, 20), (21, 50))
+DEPTH = 50
+
+
 def evaluate(data: list[dict[str, Any]], context: str, setups: dict[str, dict[str, Any]],
-             overrides: dict[str, Any], verbose: bool, cache: Path | None = None) -> dict[str, dict[str, Any]]:
+             overrides: dict[str, Any], verbose: bool, cache: Path | None = None,
+             dump: list[dict[str, Any]] | None = None, analyse: bool = True) -> dict[str, dict[str, Any]]:
     results: dict[str, dict[str, list[tuple[int, float, float, float]]]] = {
         name: defaultdict(list) for name in setups
     }
+    # setup -> category -> bucket label -> gold turns that landed there
+    landed: dict[str, dict[int, dict[str, int]]] = {name: defaultdict(lambda: defaultdict(int)) for name in setups}
     timings: dict[str, list[float]] = defaultdict(list)
     index_seconds: list[float] = []
     for sample in data:
         turns = turns_of(sample)
         known = {t.dia_id for t in turns}
-        records, owners = memory_records(turns, context)
+        records, owners = memory_records(turns, context, str(sample.get("sample_id", "x")))
         with tempfile.TemporaryDirectory(prefix="locomo-") as folder:
             root = (cache / context / str(sample.get("sample_id", "x"))) if cache else Path(folder) / "vault"
             owners_file = root / ".memvault" / "locomo-owners.json"
             if cache and owners_file.is_file():
                 owners = json.loads(owners_file.read_text())
                 vault = Vault(root)
+                vault.sync()  # rebuilds indexes an older engine wrote
             else:
                 if root.exists():
                     shutil.rmtree(root)
@@ -187,13 +208,29 @@ def evaluate(data: list[dict[str, Any]], context: str, setups: dict[str, dict[st
                     started = time.perf_counter()
                     hits = searcher.search(SearchRequest(str(qa["question"]), limit=10)).hits
                     timings[name].append(time.perf_counter() - started)
-                    ranked: list[str] = []
-                    for hit in hits:
-                        ranked.extend(d for d in owners.get(hit.id, []) if d not in ranked)
+                    ranked = _turns(hits, owners)
                     r5 = len(gold & set(ranked[:5])) / len(gold)
                     r10 = len(gold & set(ranked[:10])) / len(gold)
                     first = next((n for n, d in enumerate(ranked[:10], 1) if d in gold), None)
                     results[name][category].append((1, r5, r10, 1.0 / first if first else 0.0))
+                    deep = list(ranked)
+                    if analyse:
+                        deep_hits = searcher.search(SearchRequest(str(qa["question"]), limit=DEPTH)).hits
+                        deep += [d for d in _turns(deep_hits, owners) if d not in ranked]
+                    gold_ranks = {g: (deep.index(g) + 1 if g in deep[:DEPTH] else None) for g in sorted(gold)}
+                    for rank in gold_ranks.values():
+                        landed[name][category][_bucket(rank)] += 1
+                    if dump is not None:
+                        texts = {t.dia_id: f"{t.speaker}: {t.text}" for t in turns}
+                        dump.append({
+                            "setup": name, "conversation": sample.get("sample_id"), "category": CATEGORIES[category],
+                            "question": qa["question"], "answer": qa.get("answer"),
+                            "gold": {g: {"rank": r, "text": texts[g]} for g, r in gold_ranks.items()},
+                            "r5": r5, "r10": r10,
+                            "top10": [{"turn": d, "gold": d in gold, "text": texts.get(d, "")} for d in ranked[:10]],
+                            "why": {h.id: h.why for h in hits[:3]},
+                            "ranking": deep[:DEPTH],
+                        })
                 searcher.close()
         if verbose and index_seconds:
             print(f"  {sample.get('sample_id', '?')}: {len(records)} memories indexed in {index_seconds[-1]:.1f} s",
@@ -206,11 +243,28 @@ def evaluate(data: list[dict[str, Any]], context: str, setups: dict[str, dict[st
             **{CATEGORIES[c]: _scores(by_category[c]) for c in sorted(by_category)},
             "query_ms_p50": statistics.median(timings[name]) * 1000 if timings[name] else 0.0,
         }
+    summary["_landed"] = {name: {CATEGORIES[c]: dict(b) for c, b in sorted(by.items())}
+                          for name, by in landed.items()}
     summary["_meta"] = {
         "index_seconds_per_conversation": statistics.median(index_seconds) if index_seconds else None,
         "context": context,
+        "analysed": analyse,
     }
     return summary
+
+
+def _turns(hits: list[Any], owners: dict[str, list[str]]) -> list[str]:
+    ranked: list[str] = []
+    for hit in hits:
+        ranked.extend(d for d in owners.get(hit.id, []) if d not in ranked)
+    return ranked
+
+
+def _bucket(rank: int | None) -> str:
+    for low, high in BUCKETS:
+        if rank is not None and low <= rank <= high:
+            return f"{low}-{high}"
+    return f">{DEPTH}"
 
 
 def _scores(rows: list[tuple[int, float, float, float]]) -> dict[str, float]:
@@ -241,6 +295,20 @@ def print_table(summary: dict[str, dict[str, Any]]) -> None:
     print(f"\n{n} questions (categories 1-4 with evidence); context={meta['context']}; {indexing}")
 
 
+def print_landing(summary: dict[str, dict[str, Any]]) -> None:
+    names = [k for k in summary if not k.startswith("_")]
+    name = "hybrid (defaults)" if "hybrid (defaults)" in names else names[-1]
+    print(f"\nWhere the gold turns landed (share of gold turns per rank band; {name}):")
+    bands = [f"{low}-{high}" for low, high in BUCKETS] + [f">{DEPTH}"]
+    print("| category | R@5 | R@10 | MRR | " + " | ".join(f"rank {b}" for b in bands) + " |")
+    print("|---|---|---|---|" + "---|" * len(bands))
+    for category, counts in summary["_landed"][name].items():
+        total = sum(counts.values()) or 1
+        scores = summary[name][category]
+        print(f"| {category} | {scores['r5']:.3f} | {scores['r10']:.3f} | {scores['mrr']:.3f} | "
+              + " | ".join(f"{counts.get(b, 0) / total:.3f}" for b in bands) + " |")
+
+
 def _typed(key: str, value: str) -> Any:
     current = getattr(config_mod.RetrievalSettings(), key)
     if isinstance(current, bool):
@@ -251,12 +319,16 @@ def _typed(key: str, value: str) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--context", choices=("none", "prev", "prev+next"), default="prev+next",
-                        help="neighbouring turns added to each memory's body (the summary stays the turn itself)")
+    parser.add_argument("--context", choices=("thread", "none", "body"), default="thread",
+                        help="thread: turns carry their place in the conversation, so the engine indexes each with "
+                             "its neighbours (default); none: plain turns; body: neighbours pasted into the body")
     parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations (0: all)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a [retrieval] setting for every system, e.g. --set rrf_k=20")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--dump", type=Path, help="write every question's ranking here (JSON lines)")
+    parser.add_argument("--quick", action="store_true",
+                        help="only the extra --setup systems and the defaults, without the rank-band analysis")
     parser.add_argument("--cache", type=Path, help="keep the built vaults here and reuse them on later runs")
     parser.add_argument("--setup", action="append", default=[], metavar="NAME:KEY=VALUE,...",
                         help="an extra system to compare, e.g. --setup k20:rrf_k=20,weight_vector=1.0")
@@ -270,15 +342,21 @@ def main() -> None:
     for item in args.set:
         key, _, value = item.partition("=")
         overrides[key] = _typed(key, value)
-    setups = dict(SETUPS)
+    setups = {"hybrid (defaults)": {}} if args.quick else dict(SETUPS)
     for item in args.setup:
         name, _, spec = item.partition(":")
         setups[name] = {k: _typed(k, v) for k, v in (pair.split("=", 1) for pair in spec.split(",") if pair)}
-    summary = evaluate(data, args.context, setups, overrides, verbose=not args.json, cache=args.cache)
+    dump: list[dict[str, Any]] | None = [] if args.dump else None
+    summary = evaluate(data, args.context, setups, overrides, verbose=not args.json, cache=args.cache, dump=dump,
+                       analyse=not args.quick or dump is not None)
+    if args.dump and dump is not None:
+        args.dump.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in dump), encoding="utf-8")
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         print_table(summary)
+        if summary["_meta"].get("analysed"):
+            print_landing(summary)
 
 
 if __name__ == "__main__":
