@@ -70,7 +70,7 @@ class RetrievalSettings:
     neighbour_factor: float = 0.5
     rerank: bool = True
     rerank_depth: int = 50
-    rerank_terms: float = 1.0
+    rerank_terms: float = 0.5
     rerank_tags: float = 2.0
     rerank_time: float = 0.5
     rerank_thread: float = 1.0

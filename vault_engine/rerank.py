@@ -4,7 +4,7 @@ Fusion only knows each lane's rank.  The re-ranker reads the query and each of
 the top ``rerank_depth`` candidates' catalog row and multiplies the score by
 ``1 + weight * feature`` for four features, each in [0, 1]:
 
-- ``terms``: the share of the query's content words (lightly stemmed) that the
+- ``terms``: the share of the query's content words (stemmed as the index stems) that the
   memory's title, summary, trigger and tags contain (all of them, not just
   the rarest one BM25 liked);
 - ``tags``: the share of the memory's tags that the query names ("what did
@@ -28,22 +28,25 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from . import temporal
 from .index.fulltext import STOPWORDS
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "s", "ly")
+_analyzer: Any = None
 
 
-def stem(word: str) -> str:
-    """A light, deterministic stem: case folded, one common English suffix removed."""
-    word = word.casefold()
-    for suffix in _SUFFIXES:
-        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
-            base = word[: -len(suffix)]
-            return base + "y" if suffix in ("ies", "ied") else base
-    return word
+def stems(text: str) -> list[str]:
+    """The words of ``text``, lower-cased and stemmed exactly as the full-text index does
+    (Tantivy's English Snowball stemmer): "changes" and "change" are one word."""
+    global _analyzer
+    if _analyzer is None:
+        import tantivy
+
+        _analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+                     .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.stemmer("english")).build())
+    return list(_analyzer.analyze(text))
 
 
 def words(text: str) -> list[str]:
@@ -52,7 +55,7 @@ def words(text: str) -> list[str]:
 
 def terms_of(text: str, tags: Sequence[str] = ()) -> frozenset[str]:
     """The stemmed words of a memory's text and tags, as :func:`features` compares them."""
-    return frozenset(stem(w) for w in (*words(text), *tags))
+    return frozenset(stems(" ".join((text, *tags))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +70,7 @@ class QueryProfile:
     def of(cls, query: str, today: date) -> QueryProfile:
         tokens = words(query)
         content = [t for t in tokens if t.casefold() not in STOPWORDS]
-        return cls(frozenset(stem(t) for t in content), frozenset(t.casefold() for t in tokens),
+        return cls(frozenset(stems(" ".join(content))), frozenset(t.casefold() for t in tokens),
                    tuple(temporal.resolve(query, today)))
 
 

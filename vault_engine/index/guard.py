@@ -119,3 +119,17 @@ class IndexDb:
             return int(self._db.execute("PRAGMA data_version").fetchone()[0])
         except sqlite3.DatabaseError as exc:
             raise failure(exc, self.what, self.path) from None
+
+
+class ModelIndexDb(IndexDb):
+    """An :class:`IndexDb` of vectors from one embedding model: a file written with another
+    model, dimension or schema version is stale."""
+
+    def __init__(self, path: Path, tables: Sequence[str], version: str, model: str, dim: int):
+        self.model = model
+        self.dim = dim
+        super().__init__(path, tables, {"version": version, "model": model, "dim": str(dim)})
+
+    def mismatch(self, found: Mapping[str, str]) -> str:
+        return (f"{self.what} was built for {found.get('model')} (dim {found.get('dim')}, "
+                f"version {found.get('version')}); it will be rebuilt")

@@ -10,7 +10,7 @@ its best chunk.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import IndexStale
-from .guard import IndexDb, stale_on_error
+from .guard import ModelIndexDb, stale_on_error
 
 SCHEMA_VERSION = "2"
 LANES = ("summary", "trigger", "body", "context", "sentence")
@@ -38,15 +38,13 @@ TABLE = (
 )
 
 
-class VectorStore(IndexDb):
+class VectorStore(ModelIndexDb):
     """Persistent vectors of one vault for one embedding model."""
 
     what = "vector index"
 
     def __init__(self, path: Path, model: str, dim: int):
-        self.model = model
-        self.dim = dim
-        super().__init__(path, [TABLE], {"version": SCHEMA_VERSION, "model": model, "dim": str(dim)})
+        super().__init__(path, [TABLE], SCHEMA_VERSION, model, dim)
         self._matrix: npt.NDArray[np.float32] | None = None
         self._ids: list[str] = []
         self._row_id: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
@@ -54,10 +52,6 @@ class VectorStore(IndexDb):
         self._index: dict[str, int] | None = None
         self._first_row: list[npt.NDArray[np.int64]] = []
         self._lane_rows: list[npt.NDArray[np.int64]] = []
-
-    def mismatch(self, found: Mapping[str, str]) -> str:
-        return (f"vector index was built for {found.get('model')} (dim {found.get('dim')}, "
-                f"version {found.get('version')}); it will be rebuilt")
 
     @stale_on_error("vector index")
     def hashes(self, ids: Iterable[str] | None = None) -> dict[str, str]:

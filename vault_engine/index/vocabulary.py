@@ -18,7 +18,7 @@ dimensions on the one BLAS thread the package allows (2 ms at 10,000 terms).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from ..errors import IndexStale
 from .fulltext import STOPWORDS
-from .guard import IndexDb, stale_on_error
+from .guard import ModelIndexDb, stale_on_error
 
 SCHEMA_VERSION = "1"
 MIN_LENGTH = 3
@@ -61,23 +61,17 @@ class Expansion:
     similarity: float
 
 
-class Vocabulary(IndexDb):
+class Vocabulary(ModelIndexDb):
     """Persistent word vectors of one vault for one embedding model."""
 
     what = "vocabulary"
 
     def __init__(self, path: Path, model: str, dim: int):
-        self.model = model
-        self.dim = dim
-        super().__init__(path, [TABLE], {"version": SCHEMA_VERSION, "model": model, "dim": str(dim)})
+        super().__init__(path, [TABLE], SCHEMA_VERSION, model, dim)
         self._matrix: npt.NDArray[np.float32] | None = None
         self._terms: list[str] = []
         self._rank: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # each term's place in sorted order
         self._version = -1  # PRAGMA data_version when the matrix was loaded
-
-    def mismatch(self, found: Mapping[str, str]) -> str:
-        return (f"vocabulary was built for {found.get('model')} (dim {found.get('dim')}, "
-                f"version {found.get('version')}); it will be rebuilt")
 
     @stale_on_error("vocabulary")
     def missing(self, terms: Iterable[str]) -> list[str]:
