@@ -229,10 +229,25 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Settings that only make sense within bounds (inclusive; None: unbounded on that side).
+BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    **{f"retrieval.{name}": (0.0, None) for name in (
+        "rrf_k", "weight_fts", "weight_vector", "weight_expansion", "fts_context", "fts_when", "rerank_depth",
+        "rerank_terms", "rerank_tags", "rerank_time", "rerank_thread", "time_slack_days", "expansion_per_word")},
+    "retrieval.limit": (1, None),
+    "retrieval.candidates": (1, None),
+    "retrieval.expansion_similarity": (-1.0, 1.0),
+}
+
+
 def _check_choice(where: str, value: Any, path: Path | None) -> None:
     key = where.split(" ", 1)[0]
     if key in CHOICES and value not in CHOICES[key]:
         raise ConfigError(f"setting {where} must be one of {', '.join(CHOICES[key])}, got {value!r}", path=path)
+    low, high = BOUNDS.get(key, (None, None))
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"at least {low:g}" if high is None else f"between {low:g} and {high:g}"
+        raise ConfigError(f"setting {where} must be {bounds}, got {value!r}", path=path)
 
 
 def _apply(section: Any, values: Mapping[str, Any], prefix: str, path: Path | None) -> Any:

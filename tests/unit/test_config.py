@@ -267,3 +267,20 @@ def test_a_setting_with_fixed_choices_rejects_others(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="must be one of"):
         config.load(None, environ={"MEMVAULT_RETRIEVAL_VECTOR_FUSION": "sum"})
     assert config.load(None, environ={"MEMVAULT_RETRIEVAL_VECTOR_FUSION": "lanes"}).retrieval.vector_fusion == "lanes"
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("rerank_tags = -1.0", r"retrieval\.rerank_tags must be at least 0, got -1\.0"),
+    ("limit = 0", r"retrieval\.limit must be at least 1, got 0"),
+    ("expansion_similarity = 1.5", r"retrieval\.expansion_similarity must be between -1 and 1, got 1\.5"),
+])
+def test_retrieval_settings_out_of_bounds_are_refused(tmp_path: Path, line: str, message: str) -> None:
+    (tmp_path / "memvault.toml").write_text(f"[retrieval]\n{line}\n")
+    with pytest.raises(ConfigError, match=message):
+        config.load(tmp_path)
+
+
+def test_retrieval_bounds_hold_for_environment_values_and_admit_zero(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"rerank_thread \(from MEMVAULT_RETRIEVAL_RERANK_THREAD\) must be at least"):
+        config.load(None, environ={"MEMVAULT_RETRIEVAL_RERANK_THREAD": "-0.5"})
+    assert config.load(None, environ={"MEMVAULT_RETRIEVAL_RERANK_THREAD": "0"}).retrieval.rerank_thread == 0.0
