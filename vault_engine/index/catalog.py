@@ -272,12 +272,6 @@ class Catalog(IndexDb):
     def apply(self, upserts: Iterable[CatalogRow], deletes: Iterable[str]) -> None:
         """Replace rows by id and delete others, in one transaction."""
         marks = ", ".join("?" * len(COLUMNS))
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.writing():
             self._db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in deletes])
             self._db.executemany(f"INSERT OR REPLACE INTO memories VALUES ({marks})", [_encode(r) for r in upserts])
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
-                self._db.execute("ROLLBACK")
-            raise

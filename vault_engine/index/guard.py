@@ -10,10 +10,11 @@ a retry message) and nothing is rebuilt for them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import shutil
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -92,20 +93,26 @@ class IndexDb:
                 self._db.execute(table)
             found = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
             if not found:  # in one transaction: a failed write never leaves half a meta table
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
+                with self.writing():
                     self._db.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", sorted(meta.items()))
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    if self._db.in_transaction:
-                        self._db.execute("ROLLBACK")
-                    raise
         except sqlite3.DatabaseError as exc:
             if hasattr(self, "_db"):
                 self._db.close()
             raise failure(exc, self.what, path) from None
         if found and found != dict(meta):
             raise IndexStale(self.mismatch(found), path=path)
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """One write transaction: committed when the block ends, rolled back when it raises."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
+                self._db.execute("ROLLBACK")
+            raise
 
     def mismatch(self, found: Mapping[str, str]) -> str:
         return f"{self.what} is version {found.get('version')}; it will be rebuilt"

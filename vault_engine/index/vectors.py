@@ -69,8 +69,7 @@ class VectorStore(ModelIndexDb):
     @stale_on_error("vector index")
     def put_many(self, items: Iterable[tuple[str, str, Sequence[VectorRow]]]) -> None:
         """Replace the vectors of each (id, content hash, rows) in one transaction."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.writing():
             for memory_id, digest, rows in items:
                 self._db.execute("DELETE FROM vectors WHERE id = ?", (memory_id,))
                 self._db.executemany(
@@ -80,23 +79,12 @@ class VectorStore(ModelIndexDb):
                         for row in rows
                     ],
                 )
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
-                self._db.execute("ROLLBACK")
-            raise
         self._matrix = None
 
     @stale_on_error("vector index")
     def delete(self, ids: Iterable[str]) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.writing():
             self._db.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in ids])
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
-                self._db.execute("ROLLBACK")
-            raise
         self._matrix = None
 
     def clear(self) -> None:

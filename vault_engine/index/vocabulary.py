@@ -93,14 +93,8 @@ class Vocabulary(ModelIndexDb):
 
     @stale_on_error("vocabulary")
     def _put(self, rows: list[tuple[str, bytes]]) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.writing():
             self._db.executemany("INSERT OR REPLACE INTO terms VALUES (?, ?)", rows)
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
-                self._db.execute("ROLLBACK")
-            raise
         self._matrix = None
 
     @stale_on_error("vocabulary")
