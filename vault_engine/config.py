@@ -224,7 +224,7 @@ def _coerce(value: Any, current: Any, where: str, path: Path | None, from_env: b
 
 
 CHOICES: dict[str, tuple[str, ...]] = {
-    "retrieval.vector_fusion": ("max", "lanes", "mean"),
+    "retrieval.vector_fusion": ("max", "lanes"),
     "llm.provider": ("auto", "offline", "anthropic"),
 }
 

@@ -32,7 +32,7 @@ from .errors import IndexStale, InvalidInput
 from .index.catalog import Catalog, CatalogRow
 from .index.embedder import Embedder
 from .index.fulltext import FullTextIndex, query_terms
-from .index.vectors import BLEND, LANES, VectorStore
+from .index.vectors import LANES, VectorStore
 from .index.vocabulary import Expansion, Vocabulary, vocabulary_terms
 from .memory import TRUSTS, TYPES
 from .retrieval import Fused, LaneRank, boost, fuse
@@ -348,8 +348,7 @@ class Searcher:
                                          exclude=[("lifecycle", "superseded")], snippet_count=0,
                                          boosts={"context": 0.0, "when": 0.0})
             rankings["expansion"] = [h.id for h in wider]
-        blend = self.settings.vector_fusion == "mean"
-        for lane, pairs in self.vectors.search(vector, depth, self._mask(flt)[1], blend=blend).items():
+        for lane, pairs in self.vectors.search(vector, depth, self._mask(flt)[1]).items():
             if lane == "sentence" and not self.settings.sentence_lane:
                 continue
             rankings[lane] = [memory_id for memory_id, _ in pairs]
@@ -371,13 +370,10 @@ class Searcher:
     def _fusion_input(self, rankings: Mapping[str, list[str]],
                       similarity: Mapping[str, Mapping[str, float]]) -> tuple[dict[str, list[str]], dict[str, float]]:
         s = self.settings
-        lanes = {lane: ids for lane, ids in rankings.items() if lane not in ("fts", "expansion", BLEND) and ids}
+        lanes = {lane: ids for lane, ids in rankings.items() if lane not in ("fts", "expansion") and ids}
         out: dict[str, list[str]] = {"fts": rankings.get("fts", []), "expansion": rankings.get("expansion", [])}
         weights = {"fts": s.weight_fts, "expansion": s.weight_expansion}
-        if s.vector_fusion == "mean":
-            out["vector"] = rankings.get(BLEND, [])
-            weights["vector"] = s.weight_vector
-        elif s.vector_fusion == "lanes":
+        if s.vector_fusion == "lanes":
             for lane, ids in lanes.items():
                 out[lane] = ids
                 weights[lane] = s.weight_vector / max(1, len(lanes))
@@ -622,8 +618,6 @@ def _why(fused_lanes: Sequence[LaneRank], lanes: Mapping[str, int], cosines: Map
             missing.append(lane)  # lanes every memory (or, for context, every turn) may have
     if missing:
         out.append(f"vector {', '.join(missing)}: not in the top candidates")
-    if BLEND in lanes:
-        out.append(f"vector lanes blended (mean of the best cosine per lane): rank {lanes[BLEND]}")
     weighted = ", ".join(f"{r.lane} #{r.rank} x{r.weight:.3g}" for r in fused_lanes)
     if weighted:
         out.append(f"fused: {weighted}")

@@ -22,7 +22,6 @@ from .guard import ModelIndexDb, stale_on_error
 
 SCHEMA_VERSION = "2"
 LANES = ("summary", "trigger", "body", "context", "sentence")
-BLEND = "mean"  # the key of the blended ranking in search results
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,19 +168,13 @@ class VectorStore(ModelIndexDb):
         query: npt.NDArray[np.float32],
         limit: int,
         allowed: npt.NDArray[np.bool_] | None = None,
-        *,
-        blend: bool = False,
     ) -> dict[str, list[tuple[str, float]]]:
         """Per lane, the best ``limit`` memories by cosine similarity (best chunk per memory).
 
-        ``allowed`` is a mask over :meth:`ids`: memories outside it are never returned.  With
-        ``blend``, the result also holds :data:`BLEND`: memories ranked by the mean, over the
-        lanes each has, of its best cosine per lane (score fusion of the vector lanes).
+        ``allowed`` is a mask over :meth:`ids`: memories outside it are never returned.
         """
         matrix = self._load()
         out: dict[str, list[tuple[str, float]]] = {lane: [] for lane in LANES}
-        if blend:
-            out[BLEND] = []
         if not len(matrix):
             return out
         scores = matrix @ np.asarray(query, dtype=np.float32)
@@ -207,25 +200,4 @@ class VectorStore(ModelIndexDb):
                 out[lane].append((self._ids[memory], value))
                 if len(out[lane]) == limit:
                     break
-        if blend:
-            out[BLEND] = self._blend(scores, limit)
         return out
-
-    def _blend(self, scores: npt.NDArray[np.float32], limit: int) -> list[tuple[str, float]]:
-        count = len(self._ids)
-        total = np.zeros(count, dtype=np.float32)
-        lanes = np.zeros(count, dtype=np.int16)
-        for rows in self._lane_rows:
-            if not len(rows):
-                continue
-            best = np.full(count, -np.inf, dtype=np.float32)
-            np.maximum.at(best, self._row_id[rows], scores[rows])
-            have = best > -np.inf
-            total[have] += best[have]
-            lanes[have] += 1
-        mean = np.full(count, -np.inf, dtype=np.float32)
-        np.divide(total, lanes, out=mean, where=lanes > 0)
-        take = min(count, limit)
-        picked = np.argpartition(-mean, take - 1)[:take] if take < count else np.arange(count)
-        picked = picked[np.argsort(-mean[picked], kind="stable")]
-        return [(self._ids[int(at)], float(mean[at])) for at in picked if mean[at] > -np.inf]
