@@ -458,7 +458,7 @@ class Searcher:
     def _thread_links(self) -> dict[str, tuple[str | None, str | None]]:
         """Each turn's (previous, next) memory in its thread, cached until the indexes change."""
         if self._around is None:
-            around = threads.neighbours_by_id(self.catalog.threads(self.catalog.thread_keys()))
+            around = threads.neighbours_by_id(self.catalog.threads())
             self._around = around
         return self._around
 

@@ -456,7 +456,7 @@ def _thread_changes(root: Path, catalog: Catalog, entries: Mapping[str, tuple[En
                     deleted: Sequence[str], disk: DiskState) -> tuple[Around, dict[str, tuple[Entry, str]]]:
     """Neighbours of every turn in the threads this sync touches, and the untouched turns whose
     neighbours changed (read from disk here: their context lane and field must be redone)."""
-    if not catalog.thread_keys() and not any(threads.thread_of(e.memory.source) for e, _ in entries.values()):
+    if not catalog.has_threads() and not any(threads.thread_of(e.memory.source) for e, _ in entries.values()):
         return {}, {}  # no conversation turns anywhere: nothing to look up
     old_rows = catalog.get([*entries, *deleted])
     keys = {row.thread for row in old_rows.values() if row.thread}

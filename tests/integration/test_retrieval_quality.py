@@ -114,6 +114,8 @@ def test_one_sentence_of_a_long_turn_answers_a_question(chat: tuple[Vault, dict[
     hit = next(h for h in vault.search(SearchRequest("Where did Caroline move from?", limit=10)).hits
                if h.id == made["sweden"])
     assert hit.similarity["sentence"] > hit.similarity["summary"]
+    without = with_settings(vault, sentence_lane=False).search(SearchRequest("Where did Caroline move from?")).hits
+    assert all("sentence" not in h.similarity and "sentence" not in h.lanes for h in without)
 
 
 def test_expansion_with_the_vaults_own_words_when_turned_on(make_vault: Callable[..., Vault]) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from vault_engine.index.catalog import Catalog
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.vectors import VectorStore
 from vault_engine.search import SearchRequest
@@ -56,6 +57,14 @@ def test_turns_get_a_context_lane_and_field_that_follow_their_neighbours(make_va
     # Removing the middle turn makes the first and the third neighbours.
     vault.forget(second)
     assert third in context_hits(vault, "glassblowing")
+    catalog = Catalog(vault.root / STATE_DIR / "catalog.sqlite")
+    try:
+        every = catalog.threads()  # all threads in one query, as search reads them
+        assert every == catalog.threads(["chat-1"])
+        assert second not in {t.id for t in every["chat-1"]} and first not in {t.id for t in every["chat-1"]}
+        assert catalog.has_threads()
+    finally:
+        catalog.close()
 
 
 def test_explain_names_the_context_lane_only_for_turns(make_vault: Callable[..., Vault]) -> None:

@@ -247,21 +247,26 @@ class Catalog(IndexDb):
         return out
 
     @stale_on_error("catalog")
-    def thread_keys(self) -> list[str]:
-        return [k for (k,) in self._db.execute("SELECT DISTINCT thread FROM memories WHERE thread != ''")]
+    def has_threads(self) -> bool:
+        """Whether any indexed memory is a turn of a conversation."""
+        return self._db.execute("SELECT 1 FROM memories WHERE thread != '' LIMIT 1").fetchone() is not None
 
     @stale_on_error("catalog")
-    def threads(self, keys: Iterable[str]) -> dict[str, list[Turn]]:
-        """The indexed turns of each thread that are neither trashed nor superseded."""
-        out: dict[str, list[Turn]] = {}
-        for key in dict.fromkeys(keys):
-            if not key:
-                continue
-            cursor = self._db.execute(
-                "SELECT id, source, title, summary FROM memories"
-                " WHERE thread = ? AND status = 'active' AND lifecycle != 'superseded'", (key,)
-            )
-            out[key] = [Turn(i, (thread_of(src) or ("", ""))[1], turn_text(t, su)) for i, src, t, su in cursor]
+    def threads(self, keys: Iterable[str] | None = None) -> dict[str, list[Turn]]:
+        """The indexed turns, neither trashed nor superseded, of each thread in ``keys`` (None: of
+        every thread, in one query)."""
+        wanted = None if keys is None else [k for k in dict.fromkeys(keys) if k]
+        out: dict[str, list[Turn]] = {key: [] for key in wanted or ()}
+        query = "SELECT thread, id, source, title, summary FROM memories WHERE {} AND status = 'active'" \
+                " AND lifecycle != 'superseded'"
+        rows: Iterable[tuple[str, str, str, str, str]]
+        if wanted is None:
+            rows = self._db.execute(query.format("thread != ''"))
+        else:
+            rows = (row for key in wanted for row in self._db.execute(query.format("thread = ?"), (key,)))
+        for key, memory_id, source, title, summary in rows:
+            position = (thread_of(source) or ("", ""))[1]
+            out.setdefault(key, []).append(Turn(memory_id, position, turn_text(title, summary)))
         return out
 
     @stale_on_error("catalog")
