@@ -86,8 +86,8 @@ class Candidate:
     neighbour_score: float  # best fused score among its thread neighbours (0 outside threads)
 
 
-def features(profile: QueryProfile, candidate: Candidate, top_score: float, slack_days: int) -> dict[str, float]:
-    """Each feature of ``candidate`` in [0, 1] (absent features are 0)."""
+def features(profile: QueryProfile, candidate: Candidate, slack_days: int) -> dict[str, float]:
+    """Each multiplying feature of ``candidate`` in [0, 1] (absent features are 0)."""
     out: dict[str, float] = {}
     if profile.terms:
         out["terms"] = len(profile.terms & candidate.terms) / len(profile.terms)
@@ -97,8 +97,6 @@ def features(profile: QueryProfile, candidate: Candidate, top_score: float, slac
     if profile.spans and candidate.occurred_at is not None:
         day = candidate.occurred_at.date() if isinstance(candidate.occurred_at, datetime) else candidate.occurred_at
         out["time"] = temporal.closeness(day, [_in_year(span, day.year) for span in profile.spans], slack_days)
-    if candidate.neighbour_score > 0 and top_score > 0:
-        out["thread"] = min(1.0, candidate.neighbour_score / top_score)  # reported; applied additively
     return out
 
 
@@ -126,22 +124,18 @@ def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapp
     enter next to a strong match); the other features multiply.  The returned dict holds the
     added amount under ``thread`` and the factor under each other name.
     """
-    top = max((c.score for c in candidates), default=0.0)
     scored: list[tuple[Candidate, float, dict[str, float]]] = []
     for candidate in candidates:
         effects: dict[str, float] = {}
         score = candidate.score
-        for name, value in features(profile, candidate, top, slack_days).items():
-            weight = weights.get(name, 0.0)
-            if not weight or not value:
-                continue
-            if name == "thread":
-                effects[name] = weight * candidate.neighbour_score
-                score += effects[name]
-            else:
-                effects[name] = 1.0 + weight * value
-        for name, factor in effects.items():
-            if name != "thread":
+        added = weights.get("thread", 0.0) * candidate.neighbour_score
+        if added > 0:
+            effects["thread"] = added
+            score += added
+        for name, value in features(profile, candidate, slack_days).items():
+            factor = 1.0 + weights.get(name, 0.0) * value
+            if factor != 1.0:
+                effects[name] = factor
                 score *= factor
         scored.append((candidate, score, effects))
     order = sorted(range(len(scored)), key=lambda n: (-scored[n][1], n))
