@@ -70,9 +70,9 @@ class RetrievalSettings:
     neighbour_factor: float = 0.5
     rerank: bool = True
     rerank_depth: int = 50
-    rerank_terms: float = 0.5
+    rerank_terms: float = 1.0
     rerank_tags: float = 2.0
-    rerank_time: float = 0.5
+    rerank_time: float = 1.0
     rerank_thread: float = 1.0
     time_slack_days: int = 14
     fts_context: float = 1.0
@@ -81,6 +81,10 @@ class RetrievalSettings:
     weight_expansion: float = 0.0
     expansion_similarity: float = 0.6
     expansion_per_word: int = 3
+    weight_feedback: float = 1.0
+    feedback_docs: int = 3
+    vector_drop_tags: bool = True
+    drop_tag_share: float = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +237,9 @@ CHOICES: dict[str, tuple[str, ...]] = {
 BOUNDS: dict[str, tuple[float | None, float | None]] = {
     **{f"retrieval.{name}": (0.0, None) for name in (
         "rrf_k", "weight_fts", "weight_vector", "weight_expansion", "fts_context", "fts_when", "rerank_depth",
-        "rerank_terms", "rerank_tags", "rerank_time", "rerank_thread", "time_slack_days", "expansion_per_word")},
+        "rerank_terms", "rerank_tags", "rerank_time", "rerank_thread", "time_slack_days", "expansion_per_word",
+        "weight_feedback", "feedback_docs")},
+    "retrieval.drop_tag_share": (0.0, 1.0),
     "retrieval.limit": (1, None),
     "retrieval.candidates": (1, None),
     "retrieval.expansion_similarity": (-1.0, 1.0),

@@ -17,6 +17,7 @@ loading once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -209,6 +210,21 @@ def boost_bounds(settings: RetrievalSettings) -> tuple[float, float]:
     return low, high
 
 
+WHOLE_LANES = ("fts", "expansion", "feedback")  # lanes fused as they are (vector lanes are fused by vector_fusion)
+
+
+@dataclass(slots=True)
+class _Lanes:
+    """What the lanes found for one query, and how they read it."""
+
+    rankings: dict[str, list[str]]  # lane -> memory ids, best first
+    snippets: dict[str, str]  # BM25 snippets
+    similarity: dict[str, dict[str, float]]  # vector lane -> memory id -> cosine
+    vector: npt.NDArray[np.float32]  # the embedded (vector) query
+    dropped: tuple[str, ...] = ()  # query words left out of the vector query
+    expansions: list[Expansion] = field(default_factory=list)
+
+
 class Searcher:
     """Searches one vault's indexes; cheap to query many times."""
 
@@ -240,7 +256,7 @@ class Searcher:
         self._standing: dict[str | None, list[CatalogRow]] = {}
         self._around: dict[str, tuple[str | None, str | None]] | None = None
         self._terms: dict[str, frozenset[str]] = {}
-        self.expansions: list[Expansion] = []  # the last search's query expansion
+        self._common_tags: frozenset[str] | None = None
 
     def close(self) -> None:
         self.vectors.close()
@@ -288,6 +304,7 @@ class Searcher:
         self._standing.clear()
         self._around = None
         self._terms.clear()
+        self._common_tags = None
 
     def standing(self, project: str | None) -> list[CatalogRow]:
         """The catalog's standing rows of a scope (see :meth:`Catalog.standing`), cached."""
@@ -322,9 +339,8 @@ class Searcher:
 
     # ------------------------------------------------------------ lanes
 
-    def _lanes(self, query: str, flt: _Filter, depth: int) -> tuple[dict[str, list[str]], dict[str, str],
-                                                                   dict[str, dict[str, float]]]:
-        """Lane -> ids (best first), BM25 snippets, lane -> id -> cosine."""
+    def _lanes(self, query: str, flt: _Filter, depth: int) -> _Lanes:
+        """Every lane's candidates for ``query``, best first."""
         any_of = [[("scope", "global"), ("project", flt.project)]] if flt.project is not None else []
         filters: dict[str, Iterable[str]] = {"trust": flt.trust}
         if flt.types:
@@ -332,28 +348,65 @@ class Searcher:
         text_hits = self.fulltext.search(query, depth, filters, any_of=any_of, exclude=[("lifecycle", "superseded")],
                                          snippet_count=self.settings.limit * 2,
                                          boosts={"context": self.settings.fts_context, "when": self.settings.fts_when})
-        snippets = {h.id: h.snippet for h in text_hits}
-        rankings: dict[str, list[str]] = {"fts": [h.id for h in text_hits]}
-        similarity: dict[str, dict[str, float]] = {}
+        vector_query, dropped = self._vector_query(query)
         vocabulary = self._vocabulary_store() if self.settings.weight_expansion > 0 else None
         words = sorted(vocabulary_terms(query))[:MAX_EXPANDED_WORDS] if vocabulary is not None else []
-        vectors = self.embedder.embed([query, *words])
-        vector = vectors[0]
-        self.expansions = []
+        vectors = self.embedder.embed([vector_query, *words])
+        found = _Lanes({"fts": [h.id for h in text_hits]}, {h.id: h.snippet for h in text_hits}, {},
+                       np.asarray(vectors[0], dtype=np.float32), dropped)
         if vocabulary is not None and words:
-            self.expansions = vocabulary.expand(words, vectors[1:], per_word=self.settings.expansion_per_word,
-                                                min_similarity=self.settings.expansion_similarity, exclude=words)
-        if self.expansions:
-            wider = self.fulltext.search(" ".join(e.term for e in self.expansions), depth, filters, any_of=any_of,
+            found.expansions = vocabulary.expand(words, vectors[1:], per_word=self.settings.expansion_per_word,
+                                                 min_similarity=self.settings.expansion_similarity, exclude=words)
+        if found.expansions:
+            wider = self.fulltext.search(" ".join(e.term for e in found.expansions), depth, filters, any_of=any_of,
                                          exclude=[("lifecycle", "superseded")], snippet_count=0,
                                          boosts={"context": 0.0, "when": 0.0})
-            rankings["expansion"] = [h.id for h in wider]
-        for lane, pairs in self.vectors.search(vector, depth, self._mask(flt)[1]).items():
+            found.rankings["expansion"] = [h.id for h in wider]
+        for lane, pairs in self.vectors.search(found.vector, depth, self._mask(flt)[1]).items():
             if lane == "sentence" and not self.settings.sentence_lane:
                 continue
-            rankings[lane] = [memory_id for memory_id, _ in pairs]
-            similarity[lane] = dict(pairs)
-        return rankings, snippets, similarity
+            found.rankings[lane] = [memory_id for memory_id, _ in pairs]
+            found.similarity[lane] = dict(pairs)
+        return found
+
+    def _vector_query(self, query: str) -> tuple[str, tuple[str, ...]]:
+        """The query the vector lanes embed, and the words left out of it.
+
+        A query word naming a tag that many memories carry (a person in a chat log: "what did
+        *Caroline* paint?") tells the re-ranker's tag feature whose memories to prefer, but in
+        the embedding it only pulls every memory that mentions the name, whatever its topic.
+        Such words are left out of the vector query (never all of its words)."""
+        s = self.settings
+        if not s.vector_drop_tags:
+            return query, ()
+        if self._common_tags is None:
+            self._common_tags = frozenset(tag for tag, share in self.catalog.tag_shares().items()
+                                          if share >= s.drop_tag_share)
+        named = [w for w in dict.fromkeys(rerank.words(query)) if w.casefold() in self._common_tags]
+        if not named:
+            return query, ()
+        pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in named) + r")(?:'s)?\b", re.IGNORECASE)
+        rest = " ".join(pattern.sub(" ", query).split())
+        if not query_terms(rest):
+            return query, ()
+        return rest, tuple(named)
+
+    def _feedback(self, found: _Lanes, seeds: Sequence[str], flt: _Filter, depth: int) -> list[tuple[str, float]]:
+        """Pseudo-relevance feedback: the memories closest to the query moved halfway toward the
+        mean of the ``seeds``' vectors (the best hits of a first fusion), best first."""
+        seed_vectors = [v for v in (self.vectors.vector(i, "summary") for i in seeds) if v is not None]
+        if not seed_vectors:
+            return []
+        moved = found.vector + np.mean(seed_vectors, axis=0)
+        moved = (moved / max(float(np.linalg.norm(moved)), 1e-9)).astype(np.float32)
+        best: dict[str, float] = {}
+        for lane, pairs in self.vectors.search(moved, depth, self._mask(flt)[1]).items():
+            if lane == "sentence" and not self.settings.sentence_lane:
+                continue
+            for memory_id, cosine in pairs:
+                if cosine > best.get(memory_id, -2.0):
+                    best[memory_id] = cosine
+        return sorted(best.items(), key=lambda pair: (-pair[1], pair[0]))
 
     def _vocabulary_store(self) -> Vocabulary | None:
         """The vault's vocabulary, when sync has built one (search never creates it)."""
@@ -370,9 +423,9 @@ class Searcher:
     def _fusion_input(self, rankings: Mapping[str, list[str]],
                       similarity: Mapping[str, Mapping[str, float]]) -> tuple[dict[str, list[str]], dict[str, float]]:
         s = self.settings
-        lanes = {lane: ids for lane, ids in rankings.items() if lane not in ("fts", "expansion") and ids}
-        out: dict[str, list[str]] = {"fts": rankings.get("fts", []), "expansion": rankings.get("expansion", [])}
-        weights = {"fts": s.weight_fts, "expansion": s.weight_expansion}
+        lanes = {lane: ids for lane, ids in rankings.items() if lane not in WHOLE_LANES and ids}
+        out: dict[str, list[str]] = {lane: rankings.get(lane, []) for lane in WHOLE_LANES}
+        weights = {"fts": s.weight_fts, "expansion": s.weight_expansion, "feedback": s.weight_feedback}
         if s.vector_fusion == "lanes":
             for lane, ids in lanes.items():
                 out[lane] = ids
@@ -404,19 +457,26 @@ class Searcher:
         moment = now or datetime.now(UTC)
         depth = max(s.candidates, limit * 3)
 
-        rankings, snippets, similarity = self._lanes(request.query, flt, depth)
+        found = self._lanes(request.query, flt, depth)
         cols = self._cols()
         admitted = self._mask(flt)[0]
         # Stale lane entries (not in the catalog) and rows the filters reject
         # (path selectors in the BM25 lane) drop out here.
-        rankings = {
+        rankings = found.rankings = {
             lane: [i for i in ids if i in cols.position and admitted[cols.position[i]]]
-            for lane, ids in rankings.items()
+            for lane, ids in found.rankings.items()
         }
-        active = {lane: [i for i in ids if not cols.trashed[cols.position[i]]] for lane, ids in rankings.items()}
+        if s.weight_feedback > 0 and s.feedback_docs > 0:
+            first_input, first_weights = self._fusion_input(self._active(rankings), found.similarity)
+            seeds = [f.id for f in fuse(first_input, first_weights, s.rrf_k)[: s.feedback_docs]]
+            pairs = [(i, c) for i, c in self._feedback(found, seeds, flt, depth)
+                     if i in cols.position and admitted[cols.position[i]]]
+            rankings["feedback"] = [memory_id for memory_id, _ in pairs]
+            found.similarity["feedback"] = dict(pairs)
         positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)} for lane, ids in rankings.items()}
+        similarity = found.similarity
 
-        fused_input, weights = self._fusion_input(active, similarity)
+        fused_input, weights = self._fusion_input(self._active(rankings), similarity)
         fused = fuse(fused_input, weights, s.rrf_k)
         shortlist_size = limit * 2 + 10
         if len(fused) > shortlist_size:
@@ -435,7 +495,7 @@ class Searcher:
         if s.rerank and s.rerank_depth > 1 and len(scored) > 1:
             scored, reranked = self._rerank(request.query, scored, rows, flt, moment)
         # Building a full hit (reasons, snippet) is done for the shortlist only.
-        hits = [self._hit(f, rows[f.id], positions, similarity, snippets, moment, reranked.get(f.id), score)
+        hits = [self._hit(f, rows[f.id], positions, found, moment, reranked.get(f.id), score)
                 for score, f in scored[:shortlist_size]]
         hits = self._with_neighbours(hits, flt, moment, rows)
         hits.sort(key=lambda h: (-h.score, h.id))
@@ -449,11 +509,16 @@ class Searcher:
             top = fuse(all_input, all_weights, s.rrf_k)[:limit]
             trashed_rows = self.rows({f.id for f in top if cols.trashed[cols.position[f.id]]})
             revivable = [
-                self._hit(f, trashed_rows[f.id], positions, similarity, snippets, moment)
+                self._hit(f, trashed_rows[f.id], positions, found, moment)
                 for f in top if f.id in trashed_rows
             ]
             revivable = [h for h in revivable if h.score >= s.revive_score][:MAX_REVIVABLE]
         return SearchResult(request.query, hits, revivable)
+
+    def _active(self, rankings: Mapping[str, list[str]]) -> dict[str, list[str]]:
+        """``rankings`` without trashed memories."""
+        cols = self._cols()
+        return {lane: [i for i in ids if not cols.trashed[cols.position[i]]] for lane, ids in rankings.items()}
 
     def _thread_links(self) -> dict[str, tuple[str | None, str | None]]:
         """Each turn's (previous, next) memory in its thread, cached until the indexes change."""
@@ -507,25 +572,26 @@ class Searcher:
                 {c.id: effects for c, _score, effects in out if effects})
 
     def _hit(self, fused: Fused, row: CatalogRow, positions: Mapping[str, Mapping[str, int]],
-             similarity: Mapping[str, Mapping[str, float]], snippets: Mapping[str, str], now: datetime,
+             found: _Lanes | None, now: datetime,
              reranked: Mapping[str, float] | None = None, score: float | None = None) -> Hit:
         boosted = boost(fused, row, self.settings, now)
         lanes = {lane: ranks[row.id] for lane, ranks in positions.items() if row.id in ranks}
-        cosines = {lane: similarity[lane][row.id] for lane in LANES if row.id in similarity.get(lane, {})}
+        similarity = found.similarity if found is not None else {}
+        cosines = {lane: similarity[lane][row.id] for lane in (*LANES, "feedback")
+                   if row.id in similarity.get(lane, {})}
         hit = Hit(
             id=row.id, title=row.title, path=row.path, score=boosted.score, summary=row.summary,
             trigger=row.trigger, type=row.type, scope=row.scope, project=row.project, trust=row.trust,
             lifecycle=row.lifecycle, tier=row.tier, authority=row.authority,
-            snippet=snippets.get(row.id) or clip(row.summary or row.title, 160),
+            snippet=(found.snippets.get(row.id) if found is not None else None) or clip(row.summary or row.title, 160),
             base=fused.score, lanes=lanes, similarity=cosines, boosts=boosted.factors,
             rerank=dict(reranked or {}), dup_key=row.dup_key,
         )
         if score is not None:
             hit.score = score
         hit.why = _why(fused.lanes, lanes, cosines, boosted.factors, row, reranked or {})
-        if "expansion" in lanes:
-            words = ", ".join(f"{e.term} for '{e.source}' ({e.similarity:.2f})" for e in self.expansions)
-            hit.why.insert(1, f"vault words like the query's: rank {lanes['expansion']} ({words})")
+        if found is not None:
+            hit.why[1:1] = _query_reading(found, lanes, cosines)
         return hit
 
     def _with_neighbours(self, hits: list[Hit], flt: _Filter, now: datetime,
@@ -553,7 +619,7 @@ class Searcher:
                     row = rows.get(memory_id)
                     if row is None or row.status != "active" or not flt.admits(row):
                         continue
-                    current = self._hit(Fused(row.id, 0.0, ()), row, {}, {}, {}, now)
+                    current = self._hit(Fused(row.id, 0.0, ()), row, {}, None, now)
                     current.score = 0.0
                     by_id[memory_id] = current
                     hits.append(current)
@@ -604,6 +670,20 @@ class Searcher:
             out.append(hit)
             used += hit.chars
         return out
+
+
+def _query_reading(found: _Lanes, lanes: Mapping[str, int], cosines: Mapping[str, float]) -> list[str]:
+    """The why-lines of the lanes that read the query differently: expansion, feedback, dropped words."""
+    out = []
+    if "expansion" in lanes:
+        words = ", ".join(f"{e.term} for '{e.source}' ({e.similarity:.2f})" for e in found.expansions)
+        out.append(f"vault words like the query's: rank {lanes['expansion']} ({words})")
+    if "feedback" in lanes:
+        out.append(f"like the best first hits: rank {lanes['feedback']} (cosine {cosines.get('feedback', 0.0):.3f})")
+    if found.dropped and any(lane in lanes for lane in (*LANES, "feedback")):
+        out.append(f"vector query without {', '.join(found.dropped)} (a tag many memories carry; the tag feature"
+                   " weighs it)")
+    return out
 
 
 def _why(fused_lanes: Sequence[LaneRank], lanes: Mapping[str, int], cosines: Mapping[str, float],

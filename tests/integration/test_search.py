@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -117,6 +118,31 @@ def test_explain_names_every_lane_and_boost(filled: tuple[Vault, dict[str, str]]
     assert set(hit.rerank) == {"terms"}
     assert any(r.startswith("re-ranked: query words covered x") for r in hit.why)
     assert hit.score == pytest.approx(hit.base * _product(hit.boosts.values()) * hit.rerank["terms"])
+
+
+def test_only_tags_many_memories_carry_leave_the_vector_query(make_vault: Callable[..., Vault]) -> None:
+    """A query word naming a common tag (at least drop_tag_share of the memories) is left out of
+    the vector query; a rare tag's word, a query of nothing but tag words, and the switch keep it."""
+    vault = live(make_vault())
+    for n in range(10):
+        vault.add(NewMemory(f"Alice note number {n} about gardening tools.", tags=("alice",)))
+    for n in range(20):
+        vault.add(NewMemory(f"Filler memory {n} about the weather and the sea."))
+    vault.add(NewMemory("The rare orchid blooms in March.", tags=("orchid",)))
+
+    def dropped(searcher: Vault, query: str) -> list[str]:
+        return [line for h in searcher.search(SearchRequest(query)).hits for line in h.why
+                if line.startswith("vector query without")]
+
+    assert dropped(vault, "What does Alice's orchid need?")
+    assert all(line.startswith("vector query without Alice (")
+               for line in dropped(vault, "What does Alice's orchid need?"))
+    assert not dropped(vault, "Alice")  # nothing would be left to embed
+    assert not dropped(vault, "orchid blooms")  # 1 of 31 memories: not common
+    config = vault.config
+    off = Vault(vault.root, embedder=HashEmbedder(), config=dataclasses.replace(
+        config, retrieval=dataclasses.replace(config.retrieval, vector_drop_tags=False)))
+    assert not dropped(off, "What does Alice's orchid need?")
 
 
 def _product(values: object) -> float:

@@ -273,6 +273,8 @@ def test_a_setting_with_fixed_choices_rejects_others(tmp_path: Path) -> None:
     ("rerank_tags = -1.0", r"retrieval\.rerank_tags must be at least 0, got -1\.0"),
     ("limit = 0", r"retrieval\.limit must be at least 1, got 0"),
     ("expansion_similarity = 1.5", r"retrieval\.expansion_similarity must be between -1 and 1, got 1\.5"),
+    ("weight_feedback = -0.5", r"retrieval\.weight_feedback must be at least 0, got -0\.5"),
+    ("drop_tag_share = 2.0", r"retrieval\.drop_tag_share must be between 0 and 1, got 2\.0"),
 ])
 def test_retrieval_settings_out_of_bounds_are_refused(tmp_path: Path, line: str, message: str) -> None:
     (tmp_path / "memvault.toml").write_text(f"[retrieval]\n{line}\n")

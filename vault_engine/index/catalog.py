@@ -270,6 +270,21 @@ class Catalog(IndexDb):
         return out
 
     @stale_on_error("catalog")
+    def tag_shares(self) -> dict[str, float]:
+        """Each tag (case folded) with the share of current memories (neither trashed nor
+        superseded) that carry it."""
+        counts: dict[str, int] = {}
+        total = 0
+        for (tags,) in self._db.execute(
+            "SELECT tags FROM memories WHERE status = 'active' AND lifecycle != 'superseded'"
+        ):
+            total += 1
+            if tags != "[]":
+                for tag in {str(t).casefold() for t in json.loads(tags)}:
+                    counts[tag] = counts.get(tag, 0) + 1
+        return {tag: n / total for tag, n in sorted(counts.items())}
+
+    @stale_on_error("catalog")
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 
