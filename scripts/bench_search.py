@@ -138,12 +138,15 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     searcher = Searcher(root, config, embedder)
     opened = time.perf_counter() - started
-    # The same search without the re-ranking stage, and with it over exactly 30 candidates: run
-    # alternately with the default searcher, so machine noise hits all three alike.
+    # The same search without the re-ranking stage, with it over exactly 30 candidates, and with
+    # neither re-ranking nor the feedback lane: run alternately with the default searcher, so
+    # machine noise hits all four alike.
     plain = Searcher(root, dataclasses.replace(config, retrieval=dataclasses.replace(config.retrieval, rerank=False)),
                      embedder)
     thirty = Searcher(root, dataclasses.replace(config, retrieval=dataclasses.replace(config.retrieval,
                                                                                       rerank_depth=30)), embedder)
+    bare = Searcher(root, dataclasses.replace(config, retrieval=dataclasses.replace(
+        config.retrieval, rerank=False, weight_feedback=0.0)), embedder)
 
     def request(number: int) -> SearchRequest:
         query = queries[number]
@@ -154,10 +157,11 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
         searcher.search(request(0))
         first = time.perf_counter() - started
         for number in range(1, warmups):
-            for each in (searcher, plain, thirty):
+            for each in (searcher, plain, thirty, bare):
                 each.search(request(number))
         without: list[float] = []
         added_30: list[float] = []
+        added_feedback: list[float] = []
 
         latency: list[float] = []
         by_kind: dict[str, list[float]] = {}
@@ -177,6 +181,9 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
             started = time.perf_counter()
             thirty.search(request(number))
             added_30.append(1000 * (time.perf_counter() - started) - base)
+            started = time.perf_counter()
+            bare.search(request(number))
+            added_feedback.append(base - 1000 * (time.perf_counter() - started))
             by_kind.setdefault(query.kind, []).append(elapsed)
             empty += not result.hits
             hit = any(h.id == query.source_id for h in result.hits)
@@ -187,6 +194,7 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
         searcher.close()
         plain.close()
         thirty.close()
+        bare.close()
 
     embed_ms = []
     for number in range(warmups, len(queries)):
@@ -206,6 +214,8 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
     line("search without re-ranking p50", f"{w50:.1f} ms", f"p90 {w90:.1f} ms ([retrieval] rerank = false)")
     line("re-ranking 30 candidates adds", f"{statistics.median(added_30):.2f} ms",
          "median of the per-query difference (rerank_depth = 30 minus no re-ranking)")
+    line("feedback lane adds", f"{statistics.median(added_feedback):.2f} ms",
+         "median of the per-query difference (no re-ranking minus neither re-ranking nor feedback)")
     line("query embedding p50", f"{e50:.1f} ms", f"p90 {e90:.1f} ms (model alone, one query per call)")
     line("search minus embedding", f"{p50 - e50:.1f} ms", "p50 difference: engine overhead")
     kinds = ", ".join(f"{kind} {statistics.median(values):.1f} ms (n={len(values)})"
@@ -220,6 +230,7 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
         "size": size, "synthetic": size >= args.synthetic_vectors_from, "model_load_ms": 1000 * model_load,
         "open_ms": 1000 * opened, "first_ms": 1000 * first, "p50": p50, "p90": p90, "p99": p99,
         "embed_p50": e50, "without_rerank_p50": w50, "rerank30_added": statistics.median(added_30),
+        "feedback_added": statistics.median(added_feedback),
         "queries": len(latency), "found": found["all"], "empty": empty,
         "rss_self_mb": mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss),
     }
@@ -372,11 +383,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
 
     headers = ["memories", "vectors", "p50 ms", "p90 ms", "p99 ms", "no re-rank p50 ms", "re-rank 30 adds ms",
-               "embed p50 ms", "p50 - embed ms",
+               "feedback adds ms", "embed p50 ms", "p50 - embed ms",
                "first query ms", "cold CLI s", "peak RSS MB", "cold CLI RSS MB", "found"]
     rows = [[
         f"{r['size']:,}", "synthetic" if r["synthetic"] else "model", f"{r['p50']:.1f}", f"{r['p90']:.1f}",
-        f"{r['p99']:.1f}", f"{r['without_rerank_p50']:.1f}", f"{r['rerank30_added']:.2f}",
+        f"{r['p99']:.1f}", f"{r['without_rerank_p50']:.1f}", f"{r['rerank30_added']:.2f}", f"{r['feedback_added']:.2f}",
         f"{r['embed_p50']:.1f}", f"{r['p50'] - r['embed_p50']:.1f}", f"{r['first_ms']:.0f}",
         f"{r['cold']:.2f}", f"{r['peak_rss_mb']:,.0f}", f"{r['cold_rss']:,.0f}", f"{r['found']}/{r['queries']}",
     ] for r in results]

@@ -210,7 +210,10 @@ def boost_bounds(settings: RetrievalSettings) -> tuple[float, float]:
     return low, high
 
 
-WHOLE_LANES = ("fts", "expansion", "feedback")  # lanes fused as they are (vector lanes are fused by vector_fusion)
+WHOLE_LANES = ("fts", "expansion", "feedback")
+# What the feedback lane compares: whole memories (a turn: in its context), not their parts.
+FEEDBACK_LANES = ("summary", "context")
+FEEDBACK_POOL = 10  # lanes fused as they are (vector lanes are fused by vector_fusion)
 
 
 @dataclass(slots=True)
@@ -392,21 +395,15 @@ class Searcher:
         return rest, tuple(named)
 
     def _feedback(self, found: _Lanes, seeds: Sequence[str], flt: _Filter, depth: int) -> list[tuple[str, float]]:
-        """Pseudo-relevance feedback: the memories closest to the query moved halfway toward the
-        mean of the ``seeds``' vectors (the best hits of a first fusion), best first."""
+        """Pseudo-relevance feedback: the memories whose summary (or, for a turn, its context)
+        lies closest to the query moved halfway toward the mean of the ``seeds``' summary vectors
+        (the best hits of a first fusion), best first."""
         seed_vectors = [v for v in (self.vectors.vector(i, "summary") for i in seeds) if v is not None]
         if not seed_vectors:
             return []
         moved = found.vector + np.mean(seed_vectors, axis=0)
         moved = (moved / max(float(np.linalg.norm(moved)), 1e-9)).astype(np.float32)
-        best: dict[str, float] = {}
-        for lane, pairs in self.vectors.search(moved, depth, self._mask(flt)[1]).items():
-            if lane == "sentence" and not self.settings.sentence_lane:
-                continue
-            for memory_id, cosine in pairs:
-                if cosine > best.get(memory_id, -2.0):
-                    best[memory_id] = cosine
-        return sorted(best.items(), key=lambda pair: (-pair[1], pair[0]))
+        return self.vectors.nearest(moved, depth, self._mask(flt)[1], FEEDBACK_LANES)
 
     def _vocabulary_store(self) -> Vocabulary | None:
         """The vault's vocabulary, when sync has built one (search never creates it)."""
@@ -467,7 +464,9 @@ class Searcher:
             for lane, ids in found.rankings.items()
         }
         if s.weight_feedback > 0 and s.feedback_docs > 0:
-            first_input, first_weights = self._fusion_input(self._active(rankings), found.similarity)
+            # The seeds: the best of a quick first fusion of each lane's top ten.
+            first_input, first_weights = self._fusion_input(
+                {lane: ids[:FEEDBACK_POOL] for lane, ids in self._active(rankings).items()}, found.similarity)
             seeds = [f.id for f in fuse(first_input, first_weights, s.rrf_k)[: s.feedback_docs]]
             pairs = [(i, c) for i, c in self._feedback(found, seeds, flt, depth)
                      if i in cols.position and admitted[cols.position[i]]]

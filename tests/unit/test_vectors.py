@@ -103,3 +103,36 @@ def test_a_rewritten_memory_keeps_its_first_rows_and_masks_hold(tmp_path: Path) 
     allowed = np.array([memory_id != "m-a" for memory_id in store.ids()])
     masked = store.search(fake.embed(["alpha three"])[0], limit=5, allowed=allowed)
     assert [memory_id for memory_id, _ in masked["body"]] == ["m-b"]
+
+
+def test_nearest_is_the_best_cosine_per_memory_over_the_lanes_asked(tmp_path: Path) -> None:
+    """Brute force over random vectors, with rows of several lanes written in mixed order, an
+    unknown lane (never returned) and a mask."""
+    rng = np.random.default_rng(5)
+    store = VectorStore(tmp_path / "v.sqlite", "random", 16)
+
+    def unit(n: int) -> np.ndarray:
+        v = rng.normal(size=(n, 16)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    summary, context, body = unit(120), unit(120), unit(240)
+    store.put_many([(f"m-{i:03d}", "h", [
+        VectorRow("body", 0, body[2 * i]), VectorRow("summary", 0, summary[i]),
+        VectorRow("future-lane", 0, unit(1)[0]), VectorRow("body", 1, body[2 * i + 1]),
+        *([VectorRow("context", 0, context[i])] if i % 2 else []),
+    ]) for i in range(120)])
+    query = unit(1)[0]
+    best = np.maximum(summary @ query, np.where(np.arange(120) % 2 == 1, context @ query, -np.inf))
+    expected = [f"m-{i:03d}" for i in np.argsort(-best, kind="stable")[:15]]
+    found = store.nearest(query, 15, lanes=("summary", "context"))
+    assert [memory for memory, _ in found] == expected
+    assert [value for _, value in found] == pytest.approx(sorted(best, reverse=True)[:15], abs=1e-5)
+    # Every lane of the layout is searched as before: each lane's own brute force.
+    per_lane = store.search(query, limit=5)
+    assert [m for m, _ in per_lane["summary"]] == [f"m-{i:03d}" for i in np.argsort(-(summary @ query))[:5]]
+    body_best = np.maximum(body[0::2] @ query, body[1::2] @ query)
+    assert [m for m, _ in per_lane["body"]] == [f"m-{i:03d}" for i in np.argsort(-body_best)[:5]]
+    allowed = np.array([int(memory_id[2:]) % 3 != 0 for memory_id in store.ids()])
+    masked = store.nearest(query, 200, allowed=allowed, lanes=("summary",))
+    assert len(masked) == 80 and all(int(m[2:]) % 3 != 0 for m, _ in masked)
+    assert store.nearest(query, 5, lanes=("trigger",)) == []

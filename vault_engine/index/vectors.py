@@ -47,10 +47,9 @@ class VectorStore(ModelIndexDb):
         self._matrix: npt.NDArray[np.float32] | None = None
         self._ids: list[str] = []
         self._row_id: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
-        self._row_lane: npt.NDArray[np.int8] = np.zeros(0, dtype=np.int8)
         self._index: dict[str, int] | None = None
         self._first_row: list[npt.NDArray[np.int64]] = []
-        self._lane_rows: list[npt.NDArray[np.int64]] = []
+        self._lane_bounds: list[tuple[int, int]] = []  # each lane's rows: one slice of the matrix
 
     @stale_on_error("vector index")
     def hashes(self, ids: Iterable[str] | None = None) -> dict[str, str]:
@@ -106,37 +105,50 @@ class VectorStore(ModelIndexDb):
 
     def _fill(self) -> npt.NDArray[np.float32]:
         count = self.count()
+        per_lane = {str(lane): int(n) for lane, n in self._db.execute(
+            "SELECT lane, COUNT(*) FROM vectors GROUP BY lane")}
+        if sum(per_lane.values()) != count:
+            raise IndexStale("vector index changed while loading; it will be rebuilt", path=self.path)
+        # Rows are laid out lane by lane (in LANES order, unknown lanes last), each lane in table
+        # order: a lane is one contiguous slice, scanned alone without copying.
+        bounds: list[tuple[int, int]] = []
+        at = 0
+        for lane in LANES:
+            bounds.append((at, at + per_lane.get(lane, 0)))
+            at += per_lane.get(lane, 0)
+        ends = [end for _start, end in bounds] + [count]
+        slots = [start for start, _end in bounds] + [at]
         # Filled row by row: one copy of the vectors in memory, however large the vault.
         matrix = np.empty((count, self.dim), dtype=np.float32)
         ids: list[str] = []
         index: dict[str, int] = {}
         row_id = np.empty(count, dtype=np.int32)
-        row_lane = np.empty(count, dtype=np.int8)
         lane_number = {lane: n for n, lane in enumerate(LANES)}
-        n = -1
-        for n, (memory_id, lane, vec) in enumerate(
+        for memory_id, lane, vec in (
             # Table order (rowid) is a sequential scan, 10-100x faster than the primary-key order;
             # put_many writes a memory's rows together and in chunk order, which is all search needs.
             self._db.execute("SELECT id, lane, vec FROM vectors ORDER BY rowid")
         ):
-            if n >= count:
+            number = lane_number.get(lane, -1)
+            slot = slots[number]
+            if slot >= ends[number]:
                 raise IndexStale("vector index changed while loading; it will be rebuilt", path=self.path)
-            matrix[n] = np.frombuffer(vec, dtype=np.float32)
+            slots[number] += 1
+            matrix[slot] = np.frombuffer(vec, dtype=np.float32)
             if memory_id not in index:
                 index[memory_id] = len(ids)
                 ids.append(memory_id)
-            row_id[n] = index[memory_id]
-            row_lane[n] = lane_number.get(lane, -1)
-        if n + 1 != count:
-            matrix, row_id, row_lane = matrix[: n + 1], row_id[: n + 1], row_lane[: n + 1]
-        self._matrix, self._ids, self._row_id, self._row_lane = matrix, ids, row_id, row_lane
+            row_id[slot] = index[memory_id]
+        if slots != ends:
+            raise IndexStale("vector index changed while loading; it will be rebuilt", path=self.path)
+        self._matrix, self._ids, self._row_id = matrix, ids, row_id
         self._index = index
-        self._lane_rows = [np.flatnonzero(row_lane == number) for number in range(len(LANES))]
+        self._lane_bounds = bounds
         self._first_row = []
-        for number in range(len(LANES)):
+        for start, end in bounds:
             first = np.full(len(ids), -1, dtype=np.int64)
-            lane_rows = np.flatnonzero(row_lane == number)
-            # Rows come in insertion order (chunks ascending): the reverse assignment leaves each id's first row.
+            lane_rows = np.arange(start, end)
+            # Each lane keeps table order (chunks ascending): the reverse assignment leaves each id's first row.
             first[row_id[lane_rows[::-1]]] = lane_rows[::-1]
             self._first_row.append(first)
         return matrix
@@ -181,19 +193,20 @@ class VectorStore(ModelIndexDb):
         if allowed is not None:
             scores[~allowed[self._row_id]] = -np.inf
         for number, lane in enumerate(LANES):
-            rows = self._lane_rows[number]
-            if not len(rows):
+            start, end = self._lane_bounds[number]
+            if start == end:
                 continue
-            take = min(len(rows), limit * (16 if lane == "sentence" else 4))
-            lane_scores = scores[rows]
-            picked = np.argpartition(-lane_scores, take - 1)[:take] if take < len(rows) else np.arange(len(rows))
+            take = min(end - start, limit * (16 if lane == "sentence" else 4))
+            lane_scores = scores[start:end]
+            picked = (np.argpartition(-lane_scores, take - 1)[:take] if take < end - start
+                      else np.arange(end - start))
             picked = picked[np.argsort(-lane_scores[picked], kind="stable")]
             seen: set[int] = set()
             for at in picked:
                 value = float(lane_scores[at])
                 if value == -np.inf:
                     break
-                memory = int(self._row_id[rows[at]])
+                memory = int(self._row_id[start + at])
                 if memory in seen:
                     continue
                 seen.add(memory)
@@ -201,3 +214,46 @@ class VectorStore(ModelIndexDb):
                 if len(out[lane]) == limit:
                     break
         return out
+
+    @stale_on_error("vector index")
+    def nearest(
+        self,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        allowed: npt.NDArray[np.bool_] | None = None,
+        lanes: Iterable[str] = LANES,
+    ) -> list[tuple[str, float]]:
+        """The best ``limit`` memories by their best cosine over ``lanes``: one scan and one
+        partial sort for all lanes together (cheaper than :meth:`search` when only the fused
+        ranking is wanted)."""
+        matrix = self._load()
+        if not len(matrix) or limit < 1:
+            return []
+        slices = [self._lane_bounds[LANES.index(lane)] for lane in dict.fromkeys(lanes) if lane in LANES]
+        rows = np.concatenate([np.arange(start, end) for start, end in slices]) if slices else np.arange(0)
+        if not len(rows):
+            return []
+        query = np.asarray(query, dtype=np.float32)
+        scores = np.concatenate([matrix[start:end] @ query for start, end in slices])
+        if allowed is not None:
+            scores[~allowed[self._row_id[rows]]] = -np.inf
+        take = limit * 8
+        while True:
+            take = min(take, len(scores))
+            picked = np.argpartition(-scores, take - 1)[:take] if take < len(scores) else np.arange(len(scores))
+            picked = picked[np.argsort(-scores[picked], kind="stable")]
+            out: list[tuple[str, float]] = []
+            seen: set[int] = set()
+            for at in picked:
+                value = float(scores[at])
+                if value == -np.inf:
+                    return out
+                memory = int(self._row_id[rows[at]])
+                if memory not in seen:
+                    seen.add(memory)
+                    out.append((self._ids[memory], value))
+                    if len(out) == limit:
+                        return out
+            if take == len(scores):
+                return out
+            take *= 4  # memories with many rows crowded the first rows: look further
