@@ -375,17 +375,20 @@ class Searcher:
     def _vector_query(self, query: str) -> tuple[str, tuple[str, ...]]:
         """The query the vector lanes embed, and the words left out of it.
 
-        A query word naming a tag that many memories carry (a person in a chat log: "what did
+        A name in the query that many memories carry as a tag (a person in a chat log: "what did
         *Caroline* paint?") tells the re-ranker's tag feature whose memories to prefer, but in
         the embedding it only pulls every memory that mentions the name, whatever its topic.
-        Such words are left out of the vector query (never all of its words)."""
+        Such names are left out of the vector query (never all of its words)."""
         s = self.settings
         if not s.vector_drop_tags:
             return query, ()
         if self._common_tags is None:
             self._common_tags = frozenset(tag for tag, share in self.catalog.tag_shares().items()
                                           if share >= s.drop_tag_share)
-        named = [w for w in dict.fromkeys(rerank.words(query)) if w.casefold() in self._common_tags]
+        # Names only: a capitalised word past the first (a topic tag such as "deploy" is part of
+        # what the query is about, and stays).
+        words = rerank.words(query)
+        named = [w for w in dict.fromkeys(words[1:]) if w[:1].isupper() and w.casefold() in self._common_tags]
         if not named:
             return query, ()
         pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in named) + r")(?:'s)?\b", re.IGNORECASE)
@@ -576,8 +579,8 @@ class Searcher:
         boosted = boost(fused, row, self.settings, now)
         lanes = {lane: ranks[row.id] for lane, ranks in positions.items() if row.id in ranks}
         similarity = found.similarity if found is not None else {}
-        cosines = {lane: similarity[lane][row.id] for lane in (*LANES, "feedback")
-                   if row.id in similarity.get(lane, {})}
+        # Cosines with the query only: the feedback lane's are with the moved query.
+        cosines = {lane: similarity[lane][row.id] for lane in LANES if row.id in similarity.get(lane, {})}
         hit = Hit(
             id=row.id, title=row.title, path=row.path, score=boosted.score, summary=row.summary,
             trigger=row.trigger, type=row.type, scope=row.scope, project=row.project, trust=row.trust,
@@ -590,7 +593,7 @@ class Searcher:
             hit.score = score
         hit.why = _why(fused.lanes, lanes, cosines, boosted.factors, row, reranked or {})
         if found is not None:
-            hit.why[1:1] = _query_reading(found, lanes, cosines)
+            hit.why[1:1] = _query_reading(found, row.id, lanes)
         return hit
 
     def _with_neighbours(self, hits: list[Hit], flt: _Filter, now: datetime,
@@ -671,14 +674,16 @@ class Searcher:
         return out
 
 
-def _query_reading(found: _Lanes, lanes: Mapping[str, int], cosines: Mapping[str, float]) -> list[str]:
+def _query_reading(found: _Lanes, memory_id: str, lanes: Mapping[str, int]) -> list[str]:
     """The why-lines of the lanes that read the query differently: expansion, feedback, dropped words."""
     out = []
     if "expansion" in lanes:
         words = ", ".join(f"{e.term} for '{e.source}' ({e.similarity:.2f})" for e in found.expansions)
         out.append(f"vault words like the query's: rank {lanes['expansion']} ({words})")
     if "feedback" in lanes:
-        out.append(f"like the best first hits: rank {lanes['feedback']} (cosine {cosines.get('feedback', 0.0):.3f})")
+        cosine = found.similarity.get("feedback", {}).get(memory_id, 0.0)
+        out.append(f"like the best first hits: rank {lanes['feedback']} (cosine {cosine:.3f} with the query moved"
+                   " toward them)")
     if found.dropped and any(lane in lanes for lane in (*LANES, "feedback")):
         out.append(f"vector query without {', '.join(found.dropped)} (a tag many memories carry; the tag feature"
                    " weighs it)")

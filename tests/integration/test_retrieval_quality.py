@@ -172,6 +172,9 @@ def test_feedback_finds_the_other_items_of_a_list(make_vault: Callable[..., Vaul
     assert next(iter(on)) == potter
     assert on[hobbit].lanes["feedback"] < on[hobbit].lanes["summary"]
     assert any(line.startswith("like the best first hits: rank") for line in on[hobbit].why)
+    # Its cosine is with the moved query: never reported as a cosine with the query (the context
+    # manifest admits hits by those).
+    assert "feedback" not in on[hobbit].similarity
     off = scores(with_settings(vault, weight_feedback=0.0), query)
     assert all("feedback" not in h.lanes for h in off.values())
     for item in (hobbit, thrones):
