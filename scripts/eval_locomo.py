@@ -140,14 +140,15 @@ def memory_records(turns: list[Turn], context: str,
     return records, owners
 
 
-PURE = {"alpha_recency": 0.0, "alpha_event_time": 0.0, "min_score": 0.0, "rerank": False}
+PURE = {"alpha_recency": 0.0, "alpha_event_time": 0.0, "min_score": 0.0, "rerank": False, "weight_feedback": 0.0,
+        "vector_drop_tags": False}
 SETUPS: dict[str, dict[str, Any]] = {
     # Single lanes are pure rankings (no boosts, no score floor), so the comparison isolates the fusion.
     "bm25": {"weight_vector": 0.0, **PURE},
     "vectors": {"weight_fts": 0.0, **PURE},
     # The spec's starting point: k=60, fts 1.0, vector 1.5, one vector ranking (best lane per memory).
     "hybrid (k=60, 1.0/1.5)": {"rrf_k": 60, "weight_fts": 1.0, "weight_vector": 1.5, "vector_fusion": "max",
-                               "rerank": False},
+                               "rerank": False, "weight_feedback": 0.0, "vector_drop_tags": False},
     "hybrid (defaults, no re-ranking)": {"rerank": False},
     # The shipped defaults of memvault.toml.
     "hybrid (defaults)": {},

@@ -105,9 +105,9 @@ def test_a_rewritten_memory_keeps_its_first_rows_and_masks_hold(tmp_path: Path) 
     assert [memory_id for memory_id, _ in masked["body"]] == ["m-b"]
 
 
-def test_nearest_is_the_best_cosine_per_memory_over_the_lanes_asked(tmp_path: Path) -> None:
-    """Brute force over random vectors, with rows of several lanes written in mixed order, an
-    unknown lane (never returned) and a mask."""
+def test_closest_of_ranks_given_memories_by_their_best_lane_and_the_lane_layout_holds(tmp_path: Path) -> None:
+    """Brute force over random vectors, with rows of several lanes written in mixed order and an
+    unknown lane (never used)."""
     rng = np.random.default_rng(5)
     store = VectorStore(tmp_path / "v.sqlite", "random", 16)
 
@@ -123,16 +123,16 @@ def test_nearest_is_the_best_cosine_per_memory_over_the_lanes_asked(tmp_path: Pa
     ]) for i in range(120)])
     query = unit(1)[0]
     best = np.maximum(summary @ query, np.where(np.arange(120) % 2 == 1, context @ query, -np.inf))
-    expected = [f"m-{i:03d}" for i in np.argsort(-best, kind="stable")[:15]]
-    found = store.nearest(query, 15, lanes=("summary", "context"))
-    assert [memory for memory, _ in found] == expected
-    assert [value for _, value in found] == pytest.approx(sorted(best, reverse=True)[:15], abs=1e-5)
+    asked = [f"m-{i:03d}" for i in range(0, 120, 3)] + ["m-unknown"]
+    expected = sorted(range(0, 120, 3), key=lambda i: -best[i])
+    found = store.closest_of(query, asked, lanes=("summary", "context"))
+    assert [memory for memory, _ in found] == [f"m-{i:03d}" for i in expected]
+    assert [value for _, value in found] == pytest.approx([best[i] for i in expected], abs=1e-5)
+    assert store.closest_of(query, asked, lanes=("trigger",)) == []
     # Every lane of the layout is searched as before: each lane's own brute force.
     per_lane = store.search(query, limit=5)
     assert [m for m, _ in per_lane["summary"]] == [f"m-{i:03d}" for i in np.argsort(-(summary @ query))[:5]]
     body_best = np.maximum(body[0::2] @ query, body[1::2] @ query)
     assert [m for m, _ in per_lane["body"]] == [f"m-{i:03d}" for i in np.argsort(-body_best)[:5]]
-    allowed = np.array([int(memory_id[2:]) % 3 != 0 for memory_id in store.ids()])
-    masked = store.nearest(query, 200, allowed=allowed, lanes=("summary",))
-    assert len(masked) == 80 and all(int(m[2:]) % 3 != 0 for m, _ in masked)
-    assert store.nearest(query, 5, lanes=("trigger",)) == []
+    context_ids = [m for m, _ in store.search(query, limit=200)["context"]]
+    assert len(context_ids) == 60 and all(int(m[2:]) % 2 == 1 for m in context_ids)

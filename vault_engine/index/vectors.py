@@ -216,44 +216,24 @@ class VectorStore(ModelIndexDb):
         return out
 
     @stale_on_error("vector index")
-    def nearest(
-        self,
-        query: npt.NDArray[np.float32],
-        limit: int,
-        allowed: npt.NDArray[np.bool_] | None = None,
-        lanes: Iterable[str] = LANES,
-    ) -> list[tuple[str, float]]:
-        """The best ``limit`` memories by their best cosine over ``lanes``: one scan and one
-        partial sort for all lanes together (cheaper than :meth:`search` when only the fused
-        ranking is wanted)."""
+    def closest_of(self, query: npt.NDArray[np.float32], ids: Iterable[str],
+                   lanes: Iterable[str] = LANES) -> list[tuple[str, float]]:
+        """``ids`` by their best cosine with ``query`` over the first row of each of ``lanes``,
+        best first (ids without such rows are left out)."""
         matrix = self._load()
-        if not len(matrix) or limit < 1:
+        index = self._index or {}
+        wanted = [memory_id for memory_id in dict.fromkeys(ids) if memory_id in index]
+        if not wanted or not len(matrix):
             return []
-        slices = [self._lane_bounds[LANES.index(lane)] for lane in dict.fromkeys(lanes) if lane in LANES]
-        rows = np.concatenate([np.arange(start, end) for start, end in slices]) if slices else np.arange(0)
-        if not len(rows):
-            return []
+        numbers = np.array([index[memory_id] for memory_id in wanted], dtype=np.int64)
         query = np.asarray(query, dtype=np.float32)
-        scores = np.concatenate([matrix[start:end] @ query for start, end in slices])
-        if allowed is not None:
-            scores[~allowed[self._row_id[rows]]] = -np.inf
-        take = limit * 8
-        while True:
-            take = min(take, len(scores))
-            picked = np.argpartition(-scores, take - 1)[:take] if take < len(scores) else np.arange(len(scores))
-            picked = picked[np.argsort(-scores[picked], kind="stable")]
-            out: list[tuple[str, float]] = []
-            seen: set[int] = set()
-            for at in picked:
-                value = float(scores[at])
-                if value == -np.inf:
-                    return out
-                memory = int(self._row_id[rows[at]])
-                if memory not in seen:
-                    seen.add(memory)
-                    out.append((self._ids[memory], value))
-                    if len(out) == limit:
-                        return out
-            if take == len(scores):
-                return out
-            take *= 4  # memories with many rows crowded the first rows: look further
+        best = np.full(len(wanted), -np.inf, dtype=np.float32)
+        for lane in dict.fromkeys(lanes):
+            if lane not in LANES:
+                continue
+            rows = self._first_row[LANES.index(lane)][numbers]
+            present = rows >= 0
+            if present.any():
+                best[present] = np.maximum(best[present], matrix[rows[present]] @ query)
+        order = np.argsort(-best, kind="stable")
+        return [(wanted[at], float(best[at])) for at in order if best[at] > -np.inf]
