@@ -63,7 +63,7 @@ class RetrievalSettings:
     limit: int = 10
     max_context_chars: int = 4000
     min_score: float = 0.05
-    vector_fusion: str = "max"
+    vector_fusion: str = "body-apart"
     candidates: int = 50
     duplicate_similarity: float = 0.95
     revive_score: float = 0.5
@@ -228,7 +228,7 @@ def _coerce(value: Any, current: Any, where: str, path: Path | None, from_env: b
 
 
 CHOICES: dict[str, tuple[str, ...]] = {
-    "retrieval.vector_fusion": ("max", "lanes"),
+    "retrieval.vector_fusion": ("body-apart", "max", "lanes"),
     "llm.provider": ("auto", "offline", "anthropic"),
 }
 

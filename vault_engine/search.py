@@ -433,14 +433,22 @@ class Searcher:
                 out[lane] = ids
                 weights[lane] = s.weight_vector / max(1, len(lanes))
         elif lanes:
-            best: dict[str, float] = {}
-            for lane, lane_ids in lanes.items():
-                for memory_id in lane_ids:
-                    cosine = similarity[lane][memory_id]
-                    if cosine > best.get(memory_id, -2.0):
-                        best[memory_id] = cosine
-            out["vector"] = sorted(best, key=lambda i: (-best[i], i))
-            weights["vector"] = s.weight_vector
+            # "max": every vector lane by its best cosine.  "body-apart": the lanes that say what the
+            # memory is (summary, trigger, its sentences, a turn's context) by their best, and the
+            # body's chunks ranked apart: a long body (an episode, a document) is more than its
+            # best chunk, and one ranking of everything lets the short views drown it.
+            groups = ({"vector": [lane for lane in lanes if lane != "body"], "body": ["body"]}
+                      if s.vector_fusion == "body-apart" else {"vector": list(lanes)})
+            present = {name: members for name, members in groups.items() if any(m in lanes for m in members)}
+            for name, members in present.items():
+                best: dict[str, float] = {}
+                for lane in members:
+                    for memory_id in lanes.get(lane, ()):
+                        cosine = similarity[lane][memory_id]
+                        if cosine > best.get(memory_id, -2.0):
+                            best[memory_id] = cosine
+                out[name] = sorted(best, key=lambda i: (-best[i], i))
+                weights[name] = s.weight_vector / len(present)
         return {k: v for k, v in out.items() if v}, weights
 
     # ------------------------------------------------------------ search
@@ -472,7 +480,12 @@ class Searcher:
             # The seeds: the best of a quick first fusion of each lane's top ten.
             first_input, first_weights = self._fusion_input(
                 {lane: ids[:FEEDBACK_POOL] for lane, ids in self._active(rankings).items()}, found.similarity)
-            seeds = [f.id for f in fuse(first_input, first_weights, s.rrf_k)[: s.feedback_docs]]
+            best = [f.id for f in fuse(first_input, first_weights, s.rrf_k)[: s.feedback_docs]]
+            # Only turns of a conversation seed it: a list's items are scattered over many small
+            # turns, while a fact, an episode or a document is whole in itself (for those, feedback
+            # measured worse: see the README's "Retrieval quality").
+            known = self.rows(set(best))
+            seeds = [i for i in best if i in known and known[i].thread]
             pairs = [(i, c) for i, c in self._feedback(found, seeds)[:depth]
                      if i in cols.position and admitted[cols.position[i]]]
             rankings["feedback"] = [memory_id for memory_id, _ in pairs]

@@ -120,6 +120,17 @@ def test_explain_names_every_lane_and_boost(filled: tuple[Vault, dict[str, str]]
     assert hit.score == pytest.approx(hit.base * _product(hit.boosts.values()) * hit.rerank["terms"])
 
 
+def test_feedback_is_seeded_only_by_turns_of_a_conversation(filled: tuple[Vault, dict[str, str]]) -> None:
+    """Facts, episodes and documents are whole in themselves: no feedback lane for them; a turn
+    (a source with a place in a conversation) seeds it."""
+    vault, _made = filled
+    assert all("feedback" not in h.lanes for h in vault.search(SearchRequest("deploys helm cluster")).hits)
+    for n, text in enumerate(("We deploy the api with helm.", "Helm charts live in the infra repo.",
+                              "The cluster runs in Frankfurt.")):
+        vault.add(NewMemory(text, type="episode", source=f"conversation:chat#{n + 1}"), allow_one_off=True)
+    assert any("feedback" in h.lanes for h in vault.search(SearchRequest("deploys helm cluster")).hits)
+
+
 def test_only_tags_many_memories_carry_leave_the_vector_query(make_vault: Callable[..., Vault]) -> None:
     """A name (capitalised, past the first word) of a common tag (at least drop_tag_share of the
     memories carry it) is left out of the vector query; a rare tag, a lower-case topic word, a
