@@ -210,10 +210,10 @@ def boost_bounds(settings: RetrievalSettings) -> tuple[float, float]:
     return low, high
 
 
-WHOLE_LANES = ("fts", "expansion", "feedback")
+WHOLE_LANES = ("fts", "expansion", "feedback")  # lanes fused as they are (vector lanes: by vector_fusion)
 # What the feedback lane compares: whole memories (a turn: in its context), not their parts.
 FEEDBACK_LANES = ("summary", "context")
-FEEDBACK_POOL = 10  # lanes fused as they are (vector lanes are fused by vector_fusion)
+FEEDBACK_POOL = 10  # each lane's first hits that the quick first fusion reads
 
 
 @dataclass(slots=True)
@@ -476,7 +476,8 @@ class Searcher:
             lane: [i for i in ids if i in cols.position and admitted[cols.position[i]]]
             for lane, ids in found.rankings.items()
         }
-        if s.weight_feedback > 0 and s.feedback_docs > 0:
+        if s.weight_feedback > 0 and s.feedback_docs > 0 and self._thread_links():
+            # (Only turns seed feedback: a vault without conversations skips it.)
             # The seeds: the best of a quick first fusion of each lane's top ten.
             first_input, first_weights = self._fusion_input(
                 {lane: ids[:FEEDBACK_POOL] for lane, ids in self._active(rankings).items()}, found.similarity)
