@@ -397,17 +397,30 @@ class Searcher:
             return query, ()
         return rest, tuple(named)
 
-    def _feedback(self, found: _Lanes, seeds: Sequence[str]) -> list[tuple[str, float]]:
+    def _feedback(self, found: _Lanes) -> list[tuple[str, float]]:
         """Pseudo-relevance feedback: the lanes' candidates ranked by how close their summary (or,
-        for a turn, its context) lies to the query moved halfway toward the mean of the
-        ``seeds``' summary vectors (the best hits of a first fusion), best first."""
+        for a turn, its context) lies to the query moved halfway toward the mean summary vector of
+        the seeds, best first (empty when feedback is off or nothing seeds it).
+
+        The seeds are the best hits of a quick first fusion (each lane's top ten) that are turns
+        of a conversation: a list's items are scattered over many small turns, while a fact, an
+        episode or a document is whole in itself (seeded by those, feedback measured worse: see
+        the README's "Retrieval quality").  A vault without conversations skips all of it."""
+        s = self.settings
+        if s.weight_feedback <= 0 or s.feedback_docs <= 0 or not self._thread_links():
+            return []
+        first_input, first_weights = self._fusion_input(
+            {lane: ids[:FEEDBACK_POOL] for lane, ids in self._active(found.rankings).items()}, found.similarity)
+        best = [f.id for f in fuse(first_input, first_weights, s.rrf_k)[: s.feedback_docs]]
+        known = self.rows(set(best))
+        seeds = [i for i in best if i in known and known[i].thread]
         seed_vectors = [v for v in (self.vectors.vector(i, "summary") for i in seeds) if v is not None]
         if not seed_vectors:
             return []
         moved = found.vector + np.mean(seed_vectors, axis=0)
         moved = (moved / max(float(np.linalg.norm(moved)), 1e-9)).astype(np.float32)
-        # Only the candidates the lanes found are ranked again: as good on the benchmark as a scan
-        # of the whole vault, and its cost does not grow with the vault.
+        # Only the candidates the lanes found (already filtered) are ranked again: as good on the
+        # benchmark as a scan of the whole vault, and its cost does not grow with the vault.
         return self.vectors.closest_of(moved, (i for ids in found.rankings.values() for i in ids), FEEDBACK_LANES)
 
     def _vocabulary_store(self) -> Vocabulary | None:
@@ -476,19 +489,8 @@ class Searcher:
             lane: [i for i in ids if i in cols.position and admitted[cols.position[i]]]
             for lane, ids in found.rankings.items()
         }
-        if s.weight_feedback > 0 and s.feedback_docs > 0 and self._thread_links():
-            # (Only turns seed feedback: a vault without conversations skips it.)
-            # The seeds: the best of a quick first fusion of each lane's top ten.
-            first_input, first_weights = self._fusion_input(
-                {lane: ids[:FEEDBACK_POOL] for lane, ids in self._active(rankings).items()}, found.similarity)
-            best = [f.id for f in fuse(first_input, first_weights, s.rrf_k)[: s.feedback_docs]]
-            # Only turns of a conversation seed it: a list's items are scattered over many small
-            # turns, while a fact, an episode or a document is whole in itself (for those, feedback
-            # measured worse: see the README's "Retrieval quality").
-            known = self.rows(set(best))
-            seeds = [i for i in best if i in known and known[i].thread]
-            pairs = [(i, c) for i, c in self._feedback(found, seeds)[:depth]
-                     if i in cols.position and admitted[cols.position[i]]]
+        pairs = self._feedback(found)[:depth]
+        if pairs:
             rankings["feedback"] = [memory_id for memory_id, _ in pairs]
             found.similarity["feedback"] = dict(pairs)
         positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)} for lane, ids in rankings.items()}
