@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vault_engine.context import TaskRequest, build
+from vault_engine.context.director import TaskRequest, build
 from vault_engine.store import iter_markdown
 from vault_engine.vault import Vault
 

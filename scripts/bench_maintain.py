@@ -69,9 +69,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from synthetic import Planted
 
+    from vault_engine.format.memory import Memory
     from vault_engine.governance.actions import Action, View
     from vault_engine.governance.maintain import MaintainReport
-    from vault_engine.memory import Memory
     from vault_engine.vault import Vault
 
 MARKER = ".bench-maintain.json"  # hidden: never scanned as a memory

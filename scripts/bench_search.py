@@ -116,7 +116,7 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
     import synthetic
 
     from vault_engine import config as config_mod
-    from vault_engine.search import Searcher, SearchRequest
+    from vault_engine.retrieval.searcher import Searcher, SearchRequest
     from vault_engine.vault import Vault
 
     size: int = args.child_search

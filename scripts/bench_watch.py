@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import make_records
 
 from vault_engine.index.fulltext import FullTextIndex
+from vault_engine.index.watch import WatcherThread, WatchUpdate
 from vault_engine.store import STATE_DIR, create_vault, iter_markdown
 from vault_engine.vault import Vault
-from vault_engine.watch import WatcherThread, WatchUpdate
 
 TARGET_MS = 500.0
 POLL_SECONDS = 0.01  # each poll opens the index afresh (~1 ms of CPU): polling harder slows the sync it measures

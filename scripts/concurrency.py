@@ -249,7 +249,7 @@ def inprocess_worker(number: int, seed: int, vault: str, until: float, out: str)
     """A worker process calling :class:`Vault` in-process (model loaded once), until the time ``until``."""
     sys.path.insert(0, str(REPO))
     from vault_engine.errors import VaultBusy, VaultError
-    from vault_engine.search import SearchRequest
+    from vault_engine.retrieval.searcher import SearchRequest
     from vault_engine.vault import NewMemory, Vault
 
     rng = random.Random(seed * 4001 + number)
@@ -353,7 +353,7 @@ def reader(vault: str, seed: int, until: float, out: str) -> None:
     """In-process searches (kept-open indexes and model), timed, until the monotonic time ``until``."""
     sys.path.insert(0, str(REPO))
     from vault_engine.errors import VaultBusy, VaultError
-    from vault_engine.search import SearchRequest
+    from vault_engine.retrieval.searcher import SearchRequest
     from vault_engine.vault import Vault
 
     rng = random.Random(seed * 31)

@@ -79,9 +79,9 @@ from synthetic import Generator, plant  # noqa: E402
 
 from vault_engine import store  # noqa: E402
 from vault_engine.errors import VaultError  # noqa: E402
+from vault_engine.format.memory import content_digest, memory_text, text_digest  # noqa: E402
 from vault_engine.index.embedder import Embedder, shared_embedder  # noqa: E402
 from vault_engine.journal import Journal, replay  # noqa: E402
-from vault_engine.memory import content_digest, memory_text, text_digest  # noqa: E402
 from vault_engine.vault import Vault  # noqa: E402
 
 OPERATIONS = ("import", "sync", "maintain", "correct")
@@ -296,9 +296,9 @@ def check_indexes(vault: Vault, figures: Figures, where: str) -> None:
     """The catalog, full text, vectors, pages and stat cache agree with the files (after a sync)."""
     from vault_engine.index.catalog import Catalog
     from vault_engine.index.fulltext import FullTextIndex
+    from vault_engine.index.pages import render_pages
+    from vault_engine.index.sync import STAT_CACHE, embedding_texts, text_fingerprint
     from vault_engine.index.vectors import VectorStore
-    from vault_engine.index_pages import render_pages
-    from vault_engine.sync import STAT_CACHE, embedding_texts, text_fingerprint
 
     root = vault.root
     state = root / store.STATE_DIR

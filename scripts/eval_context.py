@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_engine.context import Manifest, TaskRequest, build, match
-from vault_engine.ids import new_memory_id
-from vault_engine.search import SearchRequest
-from vault_engine.selectors import path_matches
+from vault_engine.context.director import Manifest, TaskRequest, build, match
+from vault_engine.format.ids import new_memory_id
+from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.selectors import path_matches
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 

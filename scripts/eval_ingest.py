@@ -2,7 +2,7 @@
 """LoCoMo through conversation ingestion: are the gold turns inside the episodes search finds?
 
 Each LoCoMo conversation is replayed into its own fresh vault through
-``vault_engine.conversation.ingest`` on the offline path (``ANTHROPIC_API_KEY``
+``vault_engine.ingest.conversation.ingest`` on the offline path (``ANTHROPIC_API_KEY``
 is removed from this process's environment and ``[llm] provider`` is forced to
 ``offline``): one ingest session per LoCoMo session, ``flush=True`` at its end,
 so every turn lands in an episode whose body holds it verbatim under a
@@ -62,10 +62,10 @@ from typing import Any
 
 from eval_locomo import CATEGORIES, Turn, clean_evidence, turns_of
 
-from vault_engine.conversation import ingest
 from vault_engine.index.fulltext import query_terms
+from vault_engine.ingest.conversation import ingest
 from vault_engine.llm.base import Turn as IngestTurn
-from vault_engine.search import SearchRequest
+from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from vault_engine import config as config_mod
-from vault_engine.ids import new_memory_id
-from vault_engine.memory import normalize_text
-from vault_engine.search import Searcher, SearchRequest
+from vault_engine.format.ids import new_memory_id
+from vault_engine.format.memory import normalize_text
+from vault_engine.retrieval.searcher import Searcher, SearchRequest
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 

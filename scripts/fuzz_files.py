@@ -58,10 +58,10 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from vault_engine import memory as memory_mod  # noqa: E402
 from vault_engine import store  # noqa: E402
 from vault_engine.errors import MemoryFileError  # noqa: E402
-from vault_engine.memory import Memory, render  # noqa: E402
+from vault_engine.format import memory as memory_mod  # noqa: E402
+from vault_engine.format.memory import Memory, render  # noqa: E402
 
 # ---------------------------------------------------------------- cases
 
@@ -1061,9 +1061,9 @@ def check_unchanged(figures: Figures, where: str, before: dict[str, str], after:
 
 def phase_vault(figures: Figures, cases: Sequence[Case], verdicts: dict[str, Verdict], workdir: Path) -> None:
     """All cases in one vault, in process: scan, sync (twice), search, context, maintain."""
-    from vault_engine.context import TaskRequest, build
+    from vault_engine.context.director import TaskRequest, build
     from vault_engine.index.fakes import HashEmbedder
-    from vault_engine.search import SearchRequest
+    from vault_engine.retrieval.searcher import SearchRequest
     from vault_engine.vault import Vault
 
     root, outside = workdir / "vault", workdir / "outside"

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from eval_locomo import CATEGORIES, DEFAULT_DATA, clean_evidence, turns_of
 
 from vault_engine import config as config_mod
-from vault_engine.search import Hit, Searcher, SearchRequest
+from vault_engine.retrieval.searcher import Hit, Searcher, SearchRequest
 from vault_engine.vault import Vault
 
 RANK_LANES = ("fts", "summary", "body", "context", "sentence", "vector")

@@ -125,10 +125,10 @@ def probe_leaks(workdir: Path) -> dict[str, Any]:
         leak("file written outside the vault", path)
 
     # The HTTP API: the token is required, only loopback is served.
-    from vault_engine import http_api
     from vault_engine.errors import InvalidInput
     from vault_engine.index.fakes import HashEmbedder
-    from vault_engine.service import MemoryService
+    from vault_engine.server import http as http_api
+    from vault_engine.server.service import MemoryService
     from vault_engine.vault import Vault
 
     service = MemoryService(Vault(vault, auto_sync=True, embedder=HashEmbedder()))

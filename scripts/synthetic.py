@@ -616,8 +616,8 @@ def seed_vectors(root: Path, embedder: Embedder, seed: int = 7, batch: int = 100
 
     from vault_engine import store
     from vault_engine.errors import MemoryFileError
+    from vault_engine.index.sync import embedding_texts, text_fingerprint
     from vault_engine.index.vectors import VectorRow, VectorStore
-    from vault_engine.sync import embedding_texts, text_fingerprint
 
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -653,7 +653,7 @@ def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int =
     """(texts, tokens) that embedding every memory takes, each text cut at ``window`` tokens as the model does."""
     from vault_engine import store
     from vault_engine.errors import MemoryFileError
-    from vault_engine.sync import embedding_texts
+    from vault_engine.index.sync import embedding_texts
 
     tokenizer = embedder._token_tool()  # type: ignore[attr-defined]
     texts_total = tokens = 0
@@ -1015,7 +1015,7 @@ class Planted:
 
 
 def _normalized(text: str) -> str:
-    """Text as the import compares it for "the same text twice" (``vault_engine.memory.normalize_text``)."""
+    """Text as the import compares it for "the same text twice" (``vault_engine.format.memory.normalize_text``)."""
     return " ".join(unicodedata.normalize("NFKC", text.strip()).casefold().split())
 
 

@@ -15,7 +15,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from .config import VaultConfig
 from .errors import VaultError
-from .memory import Memory, parse, render
+from .format.memory import Memory, parse, render
 from .vault import NewMemory, Vault
 
 __version__ = "0.1.0"

@@ -22,9 +22,9 @@ from typing import Any
 
 from . import fsio
 from .errors import JournalError
-from .ids import new_event_id
-from .memory import OUTCOMES
-from .yamlfmt import format_datetime
+from .format.ids import new_event_id
+from .format.memory import OUTCOMES
+from .format.yamlfmt import format_datetime
 
 log = logging.getLogger(__name__)
 

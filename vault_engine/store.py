@@ -19,7 +19,7 @@ from pathlib import Path
 from . import fsio
 from .config import CONFIG_FILE
 from .errors import MemoryFileError, MemoryNotFound, PathEscapeError, VaultBusy, VaultError, VaultNotFound
-from .memory import Memory, ParsedFile, decode, parse, render
+from .format.memory import Memory, ParsedFile, decode, parse, render
 
 STATE_DIR = ".memvault"
 TRASH_DIR = "trash"

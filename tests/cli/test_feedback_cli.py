@@ -9,8 +9,8 @@ from click.testing import CliRunner, Result
 from test_cli import as_json, assert_one_error  # the CLI suite's helpers, same folder
 
 from vault_engine.cli import cli
+from vault_engine.format.memory import OUTCOMES
 from vault_engine.journal import Event
-from vault_engine.memory import OUTCOMES
 from vault_engine.vault import Vault
 
 RunCli = Callable[..., Result]

@@ -26,7 +26,7 @@ from vault_engine.governance.actions import Action, Change
 from vault_engine.governance.maintain import Executor
 from vault_engine.index.catalog import Catalog
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.search import SearchRequest
+from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.store import STATE_DIR, Scan
 from vault_engine.vault import NewMemory, Vault, now
 

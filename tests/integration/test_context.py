@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_engine.context import (
+from vault_engine.context.director import (
     EXPLICIT_BONUS,
     ManifestItem,
     ResidentItem,
@@ -197,7 +197,7 @@ texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1
 )
 def test_fit_property(resident: list[tuple[str, str]], listed: list[tuple[str, str]], budget: int,
                       task: str) -> None:
-    from vault_engine.context import Manifest
+    from vault_engine.context.director import Manifest
 
     manifest = Manifest(task, API, budget,
                         [ResidentItem(f"m-r{n}", title, text, ["core profile"]) for n, (title, text) in
@@ -233,7 +233,7 @@ def test_learning_switch_stops_new_inferred_memories_only(world: tuple[Vault, di
 
 
 def test_a_tight_budget_lists_policies_before_dropping_entries() -> None:
-    from vault_engine.context import POLICY_LEAD, Manifest
+    from vault_engine.context.director import POLICY_LEAD, Manifest
 
     def make() -> Manifest:
         return Manifest("task", API, 10_000,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from vault_engine.export import BEGIN, END
+from vault_engine.context.export import BEGIN, END
 
 pytestmark = pytest.mark.slow
 API = "github.com/acme/api"

@@ -23,9 +23,9 @@ from urllib.request import Request, urlopen
 import pytest
 from click.testing import CliRunner
 
-from vault_engine import http_api
 from vault_engine.cli import cli
-from vault_engine.service import MemoryService
+from vault_engine.server import http as http_api
+from vault_engine.server.service import MemoryService
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 

@@ -22,8 +22,8 @@ import pytest
 
 from vault_engine import store
 from vault_engine.errors import MemoryFileError, PathEscapeError
+from vault_engine.format.memory import parse
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.memory import parse
 from vault_engine.vault import Vault
 
 REPO = Path(__file__).resolve().parent.parent.parent
@@ -177,7 +177,7 @@ def test_counts_beyond_what_sqlite_holds_are_reported_not_a_crash(make_vault: Ca
 
 
 def store_request(query: str) -> Any:
-    from vault_engine.search import SearchRequest
+    from vault_engine.retrieval.searcher import SearchRequest
 
     return SearchRequest(query)
 

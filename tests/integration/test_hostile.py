@@ -26,17 +26,18 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from vault_engine import http_api, store
+from vault_engine import store
 from vault_engine.cli import cli
-from vault_engine.context import TaskRequest, build
+from vault_engine.context.director import TaskRequest, build
 from vault_engine.errors import PathEscapeError
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.mcp_server import render_search
-from vault_engine.search import SearchRequest
-from vault_engine.service import MemoryService
+from vault_engine.index.watch import WatcherThread
+from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.server import http as http_api
+from vault_engine.server.mcp import render_search
+from vault_engine.server.service import MemoryService
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import NewMemory, Vault
-from vault_engine.watch import WatcherThread
 
 pytestmark = pytest.mark.slow
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from vault_engine import http_api
 from vault_engine.errors import InvalidInput, VaultBusy
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.service import MemoryService
+from vault_engine.server import http as http_api
+from vault_engine.server.service import MemoryService
 from vault_engine.vault import NewMemory, Vault
 
 Call = Callable[..., tuple[int, Any]]

@@ -34,9 +34,9 @@ from vault_engine.index import guard
 from vault_engine.index.catalog import Catalog
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.fulltext import FullTextIndex
-from vault_engine.search import SearchRequest
+from vault_engine.index.sync import freshness
+from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.store import STATE_DIR
-from vault_engine.sync import freshness
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -322,7 +322,7 @@ import json, os, sys
 from pathlib import Path
 from vault_engine.errors import VaultError
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.search import SearchRequest
+from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.store import create_vault
 from vault_engine.vault import NewMemory, Vault
 

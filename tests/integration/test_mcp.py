@@ -24,8 +24,8 @@ from typing import Any, TextIO
 
 import pytest
 
-from vault_engine.memory import OUTCOMES, TYPES
-from vault_engine.project import identify
+from vault_engine.context.project import identify
+from vault_engine.format.memory import OUTCOMES, TYPES
 
 pytestmark = pytest.mark.slow
 

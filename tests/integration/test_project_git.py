@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from vault_engine.cli import cli
-from vault_engine.project import HOW_COMMIT, HOW_FOLDER, HOW_REMOTE, identify
+from vault_engine.context.project import HOW_COMMIT, HOW_FOLDER, HOW_REMOTE, identify
 
 pytestmark = pytest.mark.slow  # git is a test requirement: `memvault init` runs it too
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from vault_engine import config as config_mod
-from vault_engine.search import SearchRequest
+from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow

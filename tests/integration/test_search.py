@@ -11,8 +11,8 @@ import pytest
 
 from vault_engine.errors import InvalidInput
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.search import SearchRequest
-from vault_engine.selectors import path_matches
+from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.selectors import path_matches
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import NewMemory, Vault
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from click.testing import Result
 
-from vault_engine.search import SearchRequest
+from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import NewMemory, Vault
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from vault_engine.index.fakes import HashEmbedder
+from vault_engine.index.sync import Indexes, sync
 from vault_engine.store import STATE_DIR
-from vault_engine.sync import Indexes, sync
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -118,7 +118,7 @@ def test_bad_files_are_reported_and_the_rest_indexed(filled: Vault) -> None:
 
 
 def test_status_tells_current_from_stale(filled: Vault) -> None:
-    from vault_engine.sync import freshness
+    from vault_engine.index.sync import freshness
 
     assert freshness(filled.root)[0] == "missing"
     assert freshness(filled.root)[1].startswith("not built")

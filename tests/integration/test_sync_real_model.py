@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from vault_engine.cli import cli
 from vault_engine.index.embedder import FastEmbedder
-from vault_engine.sync import Indexes
+from vault_engine.index.sync import Indexes
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,7 @@ import pytest
 from vault_engine.index.catalog import Catalog
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.vectors import VectorStore
-from vault_engine.search import SearchRequest
+from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import NewMemory, Vault
 

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.conversation import (
+from vault_engine.errors import InvalidInput, LlmUnavailable, VaultError
+from vault_engine.format.memory import Memory
+from vault_engine.index.fakes import HashEmbedder
+from vault_engine.ingest.conversation import (
     LINK_LIMIT,
     IngestDeferred,
     LlmDeferred,
@@ -24,13 +27,10 @@ from vault_engine.conversation import (
     read_buffer,
     session_record,
 )
-from vault_engine.errors import InvalidInput, LlmUnavailable, VaultError
-from vault_engine.index.fakes import HashEmbedder
 from vault_engine.journal import replay
 from vault_engine.llm.base import Digest, Sense, Turn
 from vault_engine.llm.offline import OfflineLlm
-from vault_engine.memory import Memory
-from vault_engine.search import SearchRequest
+from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.vault import NewMemory, Vault
 
 SHIFT = "NEW TOPIC"  # a turn containing this shifts the topic for ScriptedLlm
@@ -343,7 +343,7 @@ def test_telling_about_a_one_off_is_conversation_and_kept(vault: Vault, text: st
 
 
 def test_only_user_instructions_count_as_one_off() -> None:
-    from vault_engine.conversation import is_one_off_instruction
+    from vault_engine.ingest.conversation import is_one_off_instruction
 
     assert is_one_off_instruction(Turn("user", "Skip the tests, just this once"))
     assert is_one_off_instruction(Turn("user", "Please use the staging database, only this time."))

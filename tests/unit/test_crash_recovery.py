@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from vault_engine import fsio, store
+from vault_engine.format.memory import memory_text, text_digest
 from vault_engine.governance.maintain import remove_temps
 from vault_engine.index.catalog import Catalog
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.index_pages import render_pages
+from vault_engine.index.pages import render_pages
 from vault_engine.journal import Journal
-from vault_engine.memory import memory_text, text_digest
 from vault_engine.vault import NewMemory, Vault
 
 
@@ -149,7 +149,7 @@ def test_pages_follow_the_catalog_when_a_sync_dies_writing_them(
                               "memories/global/b.md": memory_md("m-b", "Other", "Another body.\n")})
     vault.sync()
     retitle(vault, "memories/global/a.md", "Old title", "New title")
-    from vault_engine import sync as sync_module
+    from vault_engine.index import sync as sync_module
 
     crashed = crash_once(monkeypatch, sync_module, "write_pages", lambda *args: True)
     with pytest.raises(OSError, match="simulated crash"):

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from vault_engine.cli import cli
-from vault_engine.detail import detail
 from vault_engine.errors import LlmUnavailable
+from vault_engine.format.memory import memory_text, split_detail
+from vault_engine.ingest.detail import detail
 from vault_engine.llm.fakes import UnusedLlm
-from vault_engine.memory import memory_text, split_detail
 from vault_engine.vault import NewMemory, Vault
 
 BODY = ("Deploys run from the main branch.\n\nThe release job tags the commit. Then it builds the image.\n"
@@ -116,14 +116,14 @@ def test_show_depth_1_shows_the_detail_and_depth_0_asks_no_model(vault: Vault) -
 
 @pytest.mark.parametrize("raw", ["ends mid-line without a newline", "two\n\nparagraphs\n", "trailing blank\n\n\n", ""])
 def test_the_raw_body_comes_back_byte_for_byte(raw: str) -> None:
-    from vault_engine.memory import with_detail
+    from vault_engine.format.memory import with_detail
 
     body = with_detail(raw, "One. Two. Three.")
     assert split_detail(body) == (raw, "One. Two. Three.", True)
 
 
 def test_an_edited_body_makes_the_cached_detail_stale() -> None:
-    from vault_engine.memory import with_detail
+    from vault_engine.format.memory import with_detail
 
     body = with_detail("The original text.", "One. Two. Three.").replace("original", "edited")
     assert split_detail(body) == ("The edited text.\n", "One. Two. Three.", False)

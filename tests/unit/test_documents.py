@@ -11,7 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_engine.documents import (
+from vault_engine.errors import ForgottenContent, InvalidInput, LlmUnavailable
+from vault_engine.format.memory import Memory
+from vault_engine.index.fakes import HashEmbedder
+from vault_engine.index.sync import freshness
+from vault_engine.ingest.documents import (
     DIGEST_KEY,
     chunk,
     chunk_spans,
@@ -20,13 +24,9 @@ from vault_engine.documents import (
     remember_output,
     tool_source,
 )
-from vault_engine.errors import ForgottenContent, InvalidInput, LlmUnavailable
-from vault_engine.index.fakes import HashEmbedder
 from vault_engine.journal import replay
 from vault_engine.llm.base import Digest, Sense, Turn
 from vault_engine.llm.offline import OfflineLlm
-from vault_engine.memory import Memory
-from vault_engine.sync import freshness
 from vault_engine.vault import NewMemory, Vault
 
 SECRET = "sk-ant-api03-Zx8vQ2mN4pL6kR1tY7wE3uI9oA5sD0fG"

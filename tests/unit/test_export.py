@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from vault_engine.context.export import BEGIN, END, block, splice, write_agents_file
 from vault_engine.errors import InvalidInput
-from vault_engine.export import BEGIN, END, block, splice, write_agents_file
 
 HEAD = "# Agent notes\n\nRun `make test` before pushing.\n"
 TAIL = "\n## Style\n\nTabs in Makefiles.\n"

@@ -18,10 +18,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_engine import store, yamlsubset
+from vault_engine import store
 from vault_engine.errors import MemoryFileError, VaultError
+from vault_engine.format import yamlsubset
+from vault_engine.format.memory import MAX_COUNT, Memory, decode, parse, render
 from vault_engine.governance.consolidate import _SUFFIXES, _tag_key, tag_canon
-from vault_engine.memory import MAX_COUNT, Memory, decode, parse, render
 from vault_engine.vault import Vault
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,7 +101,7 @@ def test_escaped_surrogates_are_refused_as_yaml_refuses_them(code: int, paired: 
 
 
 def test_values_with_lone_surrogates_from_any_source_are_refused() -> None:
-    from vault_engine.memory import from_fields
+    from vault_engine.format.memory import from_fields
 
     for fields, body in (({"id": "m-a", "title": "a\ud800", "type": "fact"}, ""),
                          ({"id": "m-a", "title": "t", "type": "fact", "x": ["ok", {"k\udfff": 1}]}, ""),
@@ -113,7 +114,7 @@ def test_values_with_lone_surrogates_from_any_source_are_refused() -> None:
 @SETTINGS
 @given(seed=st.integers(min_value=0, max_value=2**32), newline=st.sampled_from(["\n", "\r\n"]), bom=st.booleans())
 def test_generated_memories_read_back_as_written(seed: int, newline: str, bom: bool) -> None:
-    from vault_engine.memory import ParsedFile
+    from vault_engine.format.memory import ParsedFile
 
     memory = _fuzz_files().Gen(seed).memory(seed % 1000)  # type: ignore[attr-defined]
     text = render(memory)

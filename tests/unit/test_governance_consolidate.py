@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from vault_engine.config import VaultConfig
+from vault_engine.format.memory import Memory
 from vault_engine.governance.actions import Action, View
 from vault_engine.governance.consolidate import (
     contradicts,
@@ -21,7 +22,6 @@ from vault_engine.governance.consolidate import (
 )
 from vault_engine.governance.similarity import Neighbours, text_similarity
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.memory import Memory
 from vault_engine.vault import Vault
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

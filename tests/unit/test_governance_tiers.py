@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from vault_engine.config import TierSettings, VaultConfig
+from vault_engine.format.memory import Memory
 from vault_engine.governance.actions import View
 from vault_engine.governance.classify import is_protected, nature, resident_chars, retire_in_days
 from vault_engine.governance.tiers import admit, overflow_order, plan_overflow, plan_retire, usage
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.journal import Event
-from vault_engine.memory import Memory
 from vault_engine.vault import NewMemory, Vault
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

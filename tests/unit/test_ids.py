@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from vault_engine import ids
+from vault_engine.format import ids
 
 CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 MEMORY_ID = re.compile(r"m-[0-9abcdefghjkmnpqrstvwxyz]{26}")

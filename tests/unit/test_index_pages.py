@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from vault_engine import store
 from vault_engine.index.catalog import CatalogRow, row_from_entry
-from vault_engine.index_pages import HEADER, write_pages
+from vault_engine.index.pages import HEADER, write_pages
 from vault_engine.vault import NewMemory, Vault
 
 

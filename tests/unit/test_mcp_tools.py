@@ -13,10 +13,11 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from vault_engine import mcp_server
 from vault_engine.errors import InvalidInput, MemoryNotFound
+from vault_engine.format.memory import AUTHORITIES, OUTCOMES, SCOPES, TRUSTS, TYPES
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.mcp_server import (
+from vault_engine.server import mcp as mcp_server
+from vault_engine.server.mcp import (
     TOOLS,
     TOOLS_BY_NAME,
     CurrentProject,
@@ -28,8 +29,7 @@ from vault_engine.mcp_server import (
     render_feedback,
     render_search,
 )
-from vault_engine.memory import AUTHORITIES, OUTCOMES, SCOPES, TRUSTS, TYPES
-from vault_engine.service import MemoryService
+from vault_engine.server.service import MemoryService
 from vault_engine.vault import Vault
 
 PROJECT = "github.com/acme/api"

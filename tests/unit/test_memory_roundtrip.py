@@ -11,8 +11,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_engine import memory
-from vault_engine.memory import ENUMS, KEY_ORDER, OUTCOMES, Memory, ParsedFile, parse, render
+from vault_engine.format import memory
+from vault_engine.format.memory import ENUMS, KEY_ORDER, OUTCOMES, Memory, ParsedFile, parse, render
 
 # ---------------------------------------------------------------- corpus
 

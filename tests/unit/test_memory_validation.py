@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from vault_engine import memory
 from vault_engine.errors import EncodingError, FrontmatterError, MemoryFileError, ValidationError
-from vault_engine.ids import is_valid_id
-from vault_engine.memory import ENUMS, OUTCOMES, Memory, from_fields, parse
+from vault_engine.format import memory
+from vault_engine.format.ids import is_valid_id
+from vault_engine.format.memory import ENUMS, OUTCOMES, Memory, from_fields, parse
 
 PATH = "memories/global/example.md"
 BASE = ["id: m-01jdx8k3q7r2v5w9t0a1b2c3d4", "title: Use pytest fixtures", "type: fact"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.project import HOW_FOLDER, HOW_REMOTE, identify, normalise_remote
+from vault_engine.context.project import HOW_FOLDER, HOW_REMOTE, identify, normalise_remote
 
 GITHUB = "github.com/acme/api"
 

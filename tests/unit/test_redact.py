@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vault_engine.redact import REDACTED, redact, redact_counted
+from vault_engine.format.redact import REDACTED, redact, redact_counted
 
 SECRETS = {
     "anthropic key": "sk-ant-api03-" + "A1b2" * 8,

@@ -13,11 +13,11 @@ import pytest
 from click.testing import Result
 
 from vault_engine.errors import InvalidInput, LlmUnavailable
+from vault_engine.ingest.reflection import MAX_ATTEMPTS, STATE_FILE, ReflectionFailed, reflect
 from vault_engine.journal import Event
 from vault_engine.llm.base import Delta
 from vault_engine.llm.fakes import UnusedLlm
 from vault_engine.llm.offline import OfflineLlm
-from vault_engine.reflection import MAX_ATTEMPTS, STATE_FILE, ReflectionFailed, reflect
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import NewMemory, Vault
 

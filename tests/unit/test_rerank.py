@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from vault_engine import rerank
-from vault_engine.rerank import Candidate, QueryProfile
+from vault_engine.retrieval import rerank
+from vault_engine.retrieval.rerank import Candidate, QueryProfile
 
 TODAY = date(2023, 8, 15)
 WEIGHTS = {"terms": 0.5, "tags": 0.5, "time": 0.5, "thread": 0.3}

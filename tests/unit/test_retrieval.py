@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from vault_engine.config import RetrievalSettings
-from vault_engine.memory import Memory
-from vault_engine.retrieval import Fused, boost, fuse, signals
+from vault_engine.format.memory import Memory
+from vault_engine.retrieval.fusion import Fused, boost, fuse, signals
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 WEIGHTS = {"fts": 1.0, "vector": 1.5}

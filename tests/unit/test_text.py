@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vault_engine.text import clip, make_summary, make_title, sentences
+from vault_engine.format.text import clip, make_summary, make_title, sentences
 
 
 def test_sentences_split_at_sentence_ends_blank_lines_and_list_items() -> None:

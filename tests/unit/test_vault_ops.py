@@ -18,7 +18,7 @@ from vault_engine.errors import (
     NothingToUndo,
     ValidationError,
 )
-from vault_engine.memory import Memory
+from vault_engine.format.memory import Memory
 from vault_engine.vault import NewMemory, Vault
 
 

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from vault_engine import yamlfmt
+from vault_engine.format import yamlfmt
 
 LOADERS: list[Any] = [yaml.SafeLoader, yaml.CSafeLoader]
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -283,7 +283,7 @@ def test_unsupported_values_are_refused() -> None:
 def test_a_moment_with_no_utc_form_keeps_its_offset() -> None:
     from datetime import datetime, timedelta, timezone
 
-    from vault_engine.yamlfmt import format_datetime
+    from vault_engine.format.yamlfmt import format_datetime
 
     late = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-10)))
     assert format_datetime(late) == "9999-12-31T23:59:59-10:00"

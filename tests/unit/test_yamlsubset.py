@@ -9,8 +9,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_engine import yamlfmt, yamlsubset
-from vault_engine.memory import Memory, render_header
+from vault_engine.format import yamlfmt, yamlsubset
+from vault_engine.format.memory import Memory, render_header
 
 texts = st.text(max_size=40)
 scalars = st.one_of(

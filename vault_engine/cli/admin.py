@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..views import entry_json, status_json
+from ..server.views import entry_json, status_json
 from . import cli
 from .options import Settings, common, emit
 

@@ -35,12 +35,12 @@ def context(settings: Settings, task: str, path: str | None, operation: str | No
         memvault context --task "add a login rate limit" --path src/auth/login.py
         memvault context --task "write release notes" --format json --budget 3000
     """
-    from ..context import TaskRequest, as_json_text, build, describe
+    from ..context.director import TaskRequest, as_json_text, build, describe
     from ..fsio import write_atomic
 
     key = project
     if key is None:
-        from ..project import identify
+        from ..context.project import identify
 
         key = identify(Path.cwd()).key
     request = TaskRequest(task, path=path, operation=operation, phase=phase, kind=kind, project=key, budget=budget)
@@ -78,12 +78,12 @@ def export_agents_md(settings: Settings, file: str, task: str, path: str | None,
     Example:
         memvault export agents-md --file CLAUDE.md
     """
-    from ..context import TaskRequest, build, describe
-    from ..export import write_agents_file
+    from ..context.director import TaskRequest, build, describe
+    from ..context.export import write_agents_file
 
     key = project
     if key is None:
-        from ..project import identify
+        from ..context.project import identify
 
         key = identify(Path.cwd()).key
     manifest = build(settings.open_vault(), TaskRequest(task, path=path, project=key, budget=budget), record=False)

@@ -83,7 +83,7 @@ def ingest_doc(settings: Settings, file: str, source: str | None, chunk_size: in
     Example:
         memvault ingest-doc docs/architecture.md --project github.com/acme/api
     """
-    from ..documents import ingest_document
+    from ..ingest.documents import ingest_document
 
     text, default_source = _read(file)
     vault = settings.open_vault(write=True)
@@ -122,8 +122,8 @@ def remember_output(settings: Settings, source: str, min_chars: int | None, proj
     Example:
         pytest -q 2>&1 | memvault remember-output --source tool:pytest
     """
-    from ..documents import remember_output as remember
-    from ..documents import tool_source
+    from ..ingest.documents import remember_output as remember
+    from ..ingest.documents import tool_source
 
     source = tool_source(source)
     data = sys.stdin.buffer.read()

@@ -7,8 +7,16 @@ from pathlib import Path
 
 import click
 
-from ..conversation import DEFAULT_SESSION, FORMATS, IngestDeferred, IngestResult, check_session, ingest, parse_turns
 from ..errors import InvalidInput
+from ..ingest.conversation import (
+    DEFAULT_SESSION,
+    FORMATS,
+    IngestDeferred,
+    IngestResult,
+    check_session,
+    ingest,
+    parse_turns,
+)
 from . import cli
 from .options import Settings, common, emit
 

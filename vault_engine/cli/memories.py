@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
-from ..views import change_json, entry_json, entry_line, feedback_json
+from ..format.memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
+from ..server.views import change_json, entry_json, entry_line, feedback_json
 from . import cli
 from .options import Settings, common, emit
 
@@ -136,7 +136,7 @@ def show(settings: Settings, memory_id: str, depth: int) -> None:
     first request and kept in the memory's file under "## Detail"; later
     requests read it from there.
     """
-    from ..service import read
+    from ..server.service import read
 
     result = read(settings.open_vault(write=depth >= 1), memory_id, depth)
     if result.warning:

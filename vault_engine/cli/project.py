@@ -26,7 +26,7 @@ def project(settings: Settings, path: Path) -> None:
         memvault project
         memvault project ~/src/api --json
     """
-    from ..project import identify
+    from ..context.project import identify
 
     found = identify(path)
     data = {"key": found.key, "how": found.how, "detail": found.detail,

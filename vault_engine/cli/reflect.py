@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from ..reflection import ReflectionFailed, ReflectionReport, reflect
-from ..yamlfmt import format_datetime
+from ..format.yamlfmt import format_datetime
+from ..ingest.reflection import ReflectionFailed, ReflectionReport, reflect
 from . import cli
 from .options import Settings, common, emit
 

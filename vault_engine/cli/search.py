@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..memory import TRUSTS, TYPES
+from ..format.memory import TRUSTS, TYPES
 from . import cli
 from .options import Settings, common, emit
 
@@ -30,7 +30,7 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
         memvault search "why does the deploy fail on staging" --project github.com/acme/api
         memvault search E1102 --explain
     """
-    from ..search import SearchRequest
+    from ..retrieval.searcher import SearchRequest
 
     request = SearchRequest(query, limit=limit, project=project, path=path, types=types, trust=trust)
     result = settings.open_vault().search(request)

@@ -23,7 +23,7 @@ def mcp(settings: Settings, no_watch: bool) -> None:
     Example (Claude Code):
         claude mcp add memvault -- memvault mcp --vault ~/.memvault/vault
     """
-    from ..mcp_server import run
+    from ..server.mcp import run
 
     run(settings.vault_path, watch=not no_watch)
 
@@ -49,7 +49,7 @@ def serve(settings: Settings, port: int | None, host: str, no_watch: bool) -> No
         curl -H "Authorization: Bearer $(jq -r .token ~/notes/vault/.memvault/serve.json)" \\
              -d '{"query": "deploy"}' http://127.0.0.1:7788/v1/search
     """
-    from ..http_api import run
+    from ..server.http import run
 
     def announce(line: str) -> None:
         click.echo(line, err=True)

@@ -16,7 +16,7 @@ from . import cli
 from .options import Settings, common
 
 if TYPE_CHECKING:
-    from ..watch import WatchUpdate
+    from ..index.watch import WatchUpdate
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 PROGRESS_MIN_TEXTS = 512  # smaller syncs take a moment: a bar per edit would only clutter the log
@@ -115,7 +115,7 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     Example:
         memvault watch --vault ~/notes/vault
     """
-    from ..watch import watch
+    from ..index.watch import watch
 
     vault = settings.open_vault()
     bar = vault.progress

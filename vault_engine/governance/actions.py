@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import VaultConfig
-from ..memory import Memory
+from ..format.memory import Memory
 from ..store import Entry, Scan
 
 # The fields governance may change on an existing memory, and their Python types.

@@ -95,7 +95,7 @@ def _index_counts(vault: Vault) -> dict[str, int | None]:
 
 
 def audit(vault: Vault, *, now: datetime | None = None) -> Audit:
-    from ..sync import freshness
+    from ..index.sync import freshness
     from ..vault import now as clock
 
     stamp = now or clock()

@@ -19,7 +19,7 @@ import re
 from datetime import UTC, date, datetime
 
 from ..config import VaultConfig
-from ..memory import Memory, memory_text
+from ..format.memory import Memory, memory_text
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
 _DATE = re.compile(

@@ -15,10 +15,10 @@ from collections import Counter
 from collections.abc import Mapping
 from datetime import date, datetime
 
-from ..ids import new_memory_id
-from ..memory import Memory
+from ..format.ids import new_memory_id
+from ..format.memory import Memory
+from ..format.text import clip
 from ..store import folder_for
-from ..text import clip
 from .actions import Action, Change, View
 from .classify import moment_key
 from .similarity import group_of

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
 
-from ..memory import TRUSTS, Memory, normalize_text
+from ..format.memory import TRUSTS, Memory, normalize_text
 from .actions import Action, Change, View, merge_changes
 from .classify import moment_key
 from .similarity import Similarity, group_of, text_similarity, words

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .. import store
 from ..errors import MemoryFileError
-from ..memory import Memory, memory_text, normalize_text
+from ..format.memory import Memory, memory_text, normalize_text
 from .actions import Action, View
 from .classify import NEVER_DECAY_TYPES, decay, idle_days, moment_key
 

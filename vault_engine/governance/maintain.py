@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import fsio, store
 from ..errors import IndexStale, NothingToUndo, VaultError
+from ..format.memory import Memory, ParsedFile, memory_text, render, text_digest
 from ..journal import Event, Journal
-from ..memory import Memory, ParsedFile, memory_text, render, text_digest
 from ..store import Entry
 from .actions import TUPLE_FIELDS, Action, View, field_value, from_json, with_values
 from .compaction import plan_compaction

@@ -17,7 +17,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..memory import Memory, normalize_text
+from ..format.memory import Memory, normalize_text
 
 _WORD = re.compile(r"\w+")
 _BLOCK = 1024

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..memory import Memory, normalize_text
+from ..format.memory import Memory, normalize_text
 from .actions import Action, Change, View
 from .classify import age_days, is_protected, moment_key, nature, resident_chars, value
 

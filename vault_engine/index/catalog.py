@@ -17,9 +17,9 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from ..memory import Memory, memory_text, text_digest
+from ..format.memory import Memory, memory_text, text_digest
+from ..retrieval.threads import Turn, thread_of, turn_text
 from ..store import Entry
-from ..threads import Turn, thread_of, turn_text
 from .guard import IndexDb, stale_on_error
 
 SCHEMA_VERSION = "3"

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import LlmSettings
 from ..errors import LlmUnavailable
-from ..text import clip
+from ..format.text import clip
 from .base import DELTA_OPS, RECALLS, Delta, Digest, Sense, Turn
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..format.text import clip, first_sentence, make_title
 from ..index.fulltext import STOPWORDS
-from ..text import clip, first_sentence, make_title
 from .base import Delta, Digest, Sense, Turn
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]+")

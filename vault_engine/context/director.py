@@ -30,16 +30,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import store
-from .errors import InvalidInput, VaultError
-from .ids import new_event_id
-from .index.catalog import CatalogRow
-from .journal import Event
-from .selectors import path_matches
-from .text import clip
+from .. import store
+from ..errors import InvalidInput, VaultError
+from ..format.ids import new_event_id
+from ..format.text import clip
+from ..index.catalog import CatalogRow
+from ..journal import Event
+from ..retrieval.selectors import path_matches
 
 if TYPE_CHECKING:
-    from .vault import Vault
+    from ..vault import Vault
 
 STATE_SCORE = {"proven": 300, "trial": 100}
 EXPLICIT_BONUS = 160
@@ -396,7 +396,7 @@ def _resident(ordered: Sequence[Candidate], profile_budget: int, max_policies: i
 
 def _search_relevance(vault: Vault) -> Callable[[TaskRequest, str | None], list[str]]:
     def relevance(request: TaskRequest, project: str | None) -> list[str]:
-        from .search import SearchRequest
+        from ..retrieval.searcher import SearchRequest
 
         result = vault.search(SearchRequest(request.task, limit=SEARCH_DEPTH, project=project, path=request.path))
         settings = vault.config.context

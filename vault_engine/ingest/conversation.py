@@ -41,20 +41,20 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import fsio, store
-from .errors import InvalidInput, LlmUnavailable, VaultError
-from .ids import new_memory_id
-from .journal import Event, forgotten_digests
-from .llm.base import RECALLS, Digest, Turn
-from .memory import Memory, from_fields, memory_text, text_digest
-from .redact import redact_counted
-from .text import clip, is_one_off
-from .yamlfmt import format_datetime
+from .. import fsio, store
+from ..errors import InvalidInput, LlmUnavailable, VaultError
+from ..format.ids import new_memory_id
+from ..format.memory import Memory, from_fields, memory_text, text_digest
+from ..format.redact import redact_counted
+from ..format.text import clip, is_one_off
+from ..format.yamlfmt import format_datetime
+from ..journal import Event, forgotten_digests
+from ..llm.base import RECALLS, Digest, Turn
 
 if TYPE_CHECKING:
-    from .llm.base import Llm
-    from .store import Scan
-    from .vault import Vault
+    from ..llm.base import Llm
+    from ..store import Scan
+    from ..vault import Vault
 
 SESSIONS_DIR = f"{store.STATE_DIR}/sessions"
 DEFAULT_SESSION = "default"
@@ -120,7 +120,7 @@ class IngestDeferred(VaultError):
     ``cause`` is the original error, ``result`` what the call did before it
     stopped (episodes already written stay written).  The next ingest of the
     session, or a flush, retries.  When the cause is the language model this
-    is also an :class:`~.errors.LlmUnavailable` (see :class:`LlmDeferred`).
+    is also an :class:`~vault_engine.errors.LlmUnavailable` (see :class:`LlmDeferred`).
     """
 
     def __init__(self, cause: VaultError, result: IngestResult):

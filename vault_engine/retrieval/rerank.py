@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from ..index.fulltext import STOPWORDS
 from . import temporal
-from .index.fulltext import STOPWORDS
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _analyzer: Any = None

@@ -30,15 +30,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fsio, store
-from .errors import ForgottenContent, InvalidInput
-from .ids import new_memory_id
-from .journal import Event, forgotten_digests
-from .llm.base import RECALLS, Digest, Llm
-from .memory import SCOPES, Memory, from_fields, memory_text, render, text_digest
-from .redact import redact, redact_counted
-from .store import Scan
-from .vault import Vault, indexed, now
+from .. import fsio, store
+from ..errors import ForgottenContent, InvalidInput
+from ..format.ids import new_memory_id
+from ..format.memory import SCOPES, Memory, from_fields, memory_text, render, text_digest
+from ..format.redact import redact, redact_counted
+from ..journal import Event, forgotten_digests
+from ..llm.base import RECALLS, Digest, Llm
+from ..store import Scan
+from ..vault import Vault, indexed, now
 
 DIGEST_KEY = "document_sha256"
 PART_KEY = "part"

@@ -19,41 +19,26 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from . import config as config_mod
-from . import fsio, store
-from .config import VaultConfig
-from .errors import (
-    ForgottenContent,
-    IndexStale,
-    InvalidInput,
-    NothingToUndo,
-    VaultError,
-)
-from .governance.classify import resident_chars
-from .ids import derived_event_id, is_valid_id, new_event_id, new_memory_id
-from .journal import Event, Journal, MemoryState, feedback_superseded, forgotten_digests, replay
-from .memory import (
-    ENUMS,
-    OUTCOMES,
-    Memory,
-    ParsedFile,
-    from_fields,
-    memory_text,
-    render,
-    text_digest,
-)
-from .redact import redact, redact_data
-from .store import Entry, Scan
-from .text import is_one_off, make_summary, make_title
-from .yamlfmt import format_datetime
+from .. import config as config_mod
+from .. import fsio, store
+from ..config import VaultConfig
+from ..errors import ForgottenContent, IndexStale, InvalidInput, NothingToUndo, VaultError
+from ..format.ids import derived_event_id, is_valid_id, new_event_id, new_memory_id
+from ..format.memory import ENUMS, OUTCOMES, Memory, ParsedFile, from_fields, memory_text, render, text_digest
+from ..format.redact import redact, redact_data
+from ..format.text import is_one_off, make_summary, make_title
+from ..format.yamlfmt import format_datetime
+from ..governance.classify import resident_chars
+from ..journal import Event, Journal, MemoryState, feedback_superseded, forgotten_digests, replay
+from ..store import Entry, Scan
 
 if TYPE_CHECKING:
-    from .governance.audit import Audit
-    from .governance.maintain import MaintainReport
-    from .index.embedder import Embedder
-    from .llm.base import Llm
-    from .search import Searcher, SearchRequest, SearchResult
-    from .sync import Progress, SyncReport
+    from ..governance.audit import Audit
+    from ..governance.maintain import MaintainReport
+    from ..index.embedder import Embedder
+    from ..index.sync import Progress, SyncReport
+    from ..llm.base import Llm
+    from ..retrieval.searcher import Searcher, SearchRequest, SearchResult
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -221,7 +206,7 @@ class Vault:
     def embedder(self) -> Embedder:
         """The embedding model (loaded once per process, on first use)."""
         if self._embedder is None:
-            from .index.embedder import shared_embedder
+            from ..index.embedder import shared_embedder
 
             self._embedder = shared_embedder(self.config.embedding, self.root / store.STATE_DIR / "models")
         return self._embedder
@@ -229,7 +214,7 @@ class Vault:
     def llm(self) -> Llm:
         """The language model of this vault (``[llm]``; offline without a key), chosen once per vault."""
         if self._llm is None:
-            from .llm.select import select
+            from ..llm.select import select
 
             self._llm = select(self.config.llm, load_chars=self.config.ingest.load_chars)
         return self._llm
@@ -285,7 +270,7 @@ class Vault:
 
     def _catalog_paths(self, memory_ids: Iterable[str]) -> dict[str, str]:
         """id -> path as last indexed (empty when the indexes are missing or unreadable)."""
-        from .index.catalog import Catalog
+        from ..index.catalog import Catalog
 
         path = self.root / store.STATE_DIR / "catalog.sqlite"
         if not path.exists():
@@ -302,7 +287,7 @@ class Vault:
     def links_of(self, memory: Memory) -> builtins.list[dict[str, str | None]]:
         """:meth:`resolve_links` from the catalog (no scan); each resolved id is checked on disk,
         so a stale catalog costs a scan, never a wrong answer."""
-        from .index.catalog import Catalog
+        from ..index.catalog import Catalog
 
         path = self.root / store.STATE_DIR / "catalog.sqlite"
         if memory.links and path.exists():
@@ -497,9 +482,9 @@ class Vault:
 
     def _admit_hot(self, memory: Memory, scan: Scan, stamp: datetime) -> tuple[Memory, str | None]:
         """Run the hot tier's overflow before a hot write; a memory that still does not fit goes cold."""
-        from .governance.actions import View
-        from .governance.maintain import Executor, vetoes
-        from .governance.tiers import admit
+        from ..governance.actions import View
+        from ..governance.maintain import Executor, vetoes
+        from ..governance.tiers import admit
 
         view = View.from_scan(scan, stamp, self.config, self.root, vetoes(self.journal))
         actions, memory, notice = admit(view, memory)
@@ -989,7 +974,7 @@ class Vault:
                 raise NothingToUndo(f"{target.memory} was deleted for good; its correction cannot be rolled back")
             scan = self.scan()
             if target.kind == "govern":
-                from .governance.maintain import undo
+                from ..governance.maintain import undo
 
                 touched, conflicts = undo(self, target, stamp)
                 action = str(target.payload.get("kind", "govern"))
@@ -1074,13 +1059,13 @@ class Vault:
     def maintain(self, *, dry_run: bool = False, now: datetime | None = None,
                  embedder: Embedder | None = None, replan: bool = False) -> MaintainReport:
         """Run the governance pipeline (see :mod:`vault_engine.governance.maintain`)."""
-        from .governance.maintain import maintain
+        from ..governance.maintain import maintain
 
         return maintain(self, dry_run=dry_run, now=now, embedder=embedder, replan=replan)
 
     def audit(self, *, now: datetime | None = None) -> Audit:
         """A read-only health report (see :mod:`vault_engine.governance.audit`)."""
-        from .governance.audit import audit
+        from ..governance.audit import audit
 
         return audit(self, now=now)
 
@@ -1089,7 +1074,7 @@ class Vault:
     def sync(self, *, full: bool = False, embedder: Embedder | None = None,
              paths: Iterable[str] | None = None) -> SyncReport:
         """Bring the search indexes in line with the files (only ``paths``, relative, when given)."""
-        from .sync import Indexes, sync
+        from ..index.sync import Indexes, sync
 
         model = embedder if embedder is not None else self.embedder()
         with self.index_lock.hold():
@@ -1143,7 +1128,7 @@ class Vault:
         searcher = self._searcher
         if searcher is not None and searcher.is_current():
             return searcher.indexed == 0
-        from .index.catalog import Catalog
+        from ..index.catalog import Catalog
 
         try:
             catalog = Catalog(self.root / store.STATE_DIR / "catalog.sqlite")
@@ -1157,7 +1142,7 @@ class Vault:
     def searcher(self) -> Searcher:
         """A searcher kept open while the indexes stay as they were (in a long-lived process,
         repeated searches and context deliveries pay the loading once)."""
-        from .search import Searcher
+        from ..retrieval.searcher import Searcher
 
         searcher = self._searcher
         if searcher is not None and not searcher.is_current():
@@ -1183,7 +1168,7 @@ class Vault:
         active = [e.memory for e in scan.active()]
         events = list(self.journal.events())
         hot = [m for m in active if m.tier == "hot" and m.lifecycle != "superseded"]
-        from .sync import freshness
+        from ..index.sync import freshness
 
         index_state, index_text = freshness(self.root)
         return Status(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Protocol
 
-from .config import RetrievalSettings
+from ..config import RetrievalSettings
 
 TRUST_SIGNAL = {"system": 1.0, "learned": 0.5, "external": 0.0}
 RECENCY_HALF_LIFE_DAYS = 90.0

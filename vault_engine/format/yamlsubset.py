@@ -2,7 +2,7 @@
 
 PyYAML builds every value through Python-level constructors, which makes
 loading 10,000 headers take seconds.  Headers written by the engine use a
-small, regular subset (see :mod:`vault_engine.yamlfmt`): one ``key: value``
+small, regular subset (see :mod:`vault_engine.format.yamlfmt`): one ``key: value``
 per line, plain or JSON-style double-quoted scalars, flow lists and flow
 mappings, block lists of flow values.  :func:`load` reads exactly that
 subset and returns ``None`` for anything else (comments, single quotes,

@@ -21,8 +21,8 @@ from typing import Any, cast
 
 import yaml
 
+from ..errors import EncodingError, FrontmatterError, ValidationError
 from . import yamlfmt, yamlsubset
-from .errors import EncodingError, FrontmatterError, ValidationError
 from .ids import is_valid_id
 
 try:  # the C loader is ~10x faster; fall back for builds without libyaml

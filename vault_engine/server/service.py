@@ -3,7 +3,7 @@
 :class:`MemoryService` is the core behind ``memvault mcp`` and ``memvault
 serve``: search, read (three depths), remember, correct, forget, context,
 feedback and status. Every method takes plain values, checks them, and returns
-the same JSON view the CLI prints with ``--json`` (:mod:`vault_engine.views`);
+the same JSON view the CLI prints with ``--json`` (:mod:`vault_engine.server.views`);
 failures are :class:`VaultError` with a one-line message. Calls may come from
 any thread; they run one at a time on the service's own worker thread (the
 open indexes hold SQLite connections, which belong to the thread that opened
@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import InvalidInput, LlmUnavailable
-from .memory import OUTCOMES, SCOPES, TRUSTS, TYPES
+from ..errors import InvalidInput, LlmUnavailable
+from ..format.memory import OUTCOMES, SCOPES, TRUSTS, TYPES
 from .views import change_json, feedback_json, memory_view, status_json
 
 if TYPE_CHECKING:
-    from .vault import Vault
-    from .watch import WatcherThread
+    from ..index.watch import WatcherThread
+    from ..vault import Vault
 
 T = TypeVar("T")
 
@@ -50,7 +50,7 @@ def read(vault: Vault, memory_id: str, depth: int) -> Read:
     entry = vault.find(memory_id)
     made, warning = None, None
     if depth >= 1:
-        from .detail import detail
+        from ..ingest.detail import detail
 
         try:
             made = detail(vault, memory_id, vault.llm())
@@ -117,7 +117,7 @@ class MemoryService:
     @classmethod
     def open(cls, path: Path | None = None, **kwargs: Any) -> MemoryService:
         """Open the vault at ``path`` (or the one discovered as the CLI does), syncing after every write."""
-        from .vault import Vault
+        from ..vault import Vault
 
         return cls(Vault.open(path, auto_sync=True), **kwargs)
 
@@ -125,7 +125,7 @@ class MemoryService:
 
     def watch(self, on_report: Callable[[Any], None] | None = None) -> None:
         """Keep the indexes current in a background thread while edits happen outside (editors, git)."""
-        from .watch import WatcherThread
+        from ..index.watch import WatcherThread
 
         if self._watcher is None:
             self._watcher = WatcherThread(self.vault, on_report=on_report).start(timeout=0)
@@ -148,7 +148,7 @@ class MemoryService:
     # ------------------------------------------------------------ operations
 
     def _search_request(self, query: str, limit: int | None, **filters: Any) -> Any:
-        from .search import SearchRequest
+        from ..retrieval.searcher import SearchRequest
 
         return SearchRequest(query, limit=limit, **filters)
 
@@ -190,8 +190,8 @@ class MemoryService:
 
         ``scope="project"`` without a project means the default project (the server's repository).
         """
-        from .memory import AUTHORITIES
-        from .vault import NewMemory
+        from ..format.memory import AUTHORITIES
+        from ..vault import NewMemory
 
         body = _text(text, "text")
         assert body is not None
@@ -229,7 +229,7 @@ class MemoryService:
     def context(self, task: Any, *, path: Any = None, operation: Any = None, phase: Any = None,
                 kind: Any = None, project: Any = None, budget: Any = None, record: bool = True) -> dict[str, Any]:
         """The context manifest for a task: resident memories and a budgeted index, with the reasons."""
-        from .context import TaskRequest, build
+        from ..context.director import TaskRequest, build
 
         text = _text(task, "task", limit=4000)
         assert text is not None

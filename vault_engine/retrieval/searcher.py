@@ -27,18 +27,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import rerank, store, threads
-from .config import RetrievalSettings, VaultConfig
-from .errors import IndexStale, InvalidInput
-from .index.catalog import Catalog, CatalogRow
-from .index.embedder import Embedder
-from .index.fulltext import FullTextIndex, query_terms
-from .index.vectors import LANES, VectorStore
-from .index.vocabulary import Expansion, Vocabulary, vocabulary_terms
-from .memory import TRUSTS, TYPES
-from .retrieval import Fused, LaneRank, boost, fuse
+from .. import store
+from ..config import RetrievalSettings, VaultConfig
+from ..errors import IndexStale, InvalidInput
+from ..format.memory import TRUSTS, TYPES
+from ..format.text import clip
+from ..index.catalog import Catalog, CatalogRow
+from ..index.embedder import Embedder
+from ..index.fulltext import FullTextIndex, query_terms
+from ..index.vectors import LANES, VectorStore
+from ..index.vocabulary import Expansion, Vocabulary, vocabulary_terms
+from . import rerank, threads
+from .fusion import Fused, LaneRank, boost, fuse
 from .selectors import path_matches
-from .text import clip
 
 DEFAULT_TRUST = ("system", "learned")
 MAX_EXPANDED_WORDS = 8

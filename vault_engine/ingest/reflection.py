@@ -17,7 +17,7 @@ proposes:
 Inference never overwrites what a person set: any change proposed for an
 explicit memory leaves its file untouched and records a ``conflict`` journal
 event (the proposed text and the reason) instead.  Updates and supersessions
-are journaled as ``govern`` events of kind ``reflect``, so :func:`~.journal.replay`
+are journaled as ``govern`` events of kind ``reflect``, so :func:`~vault_engine.journal.replay`
 agrees with the files and ``memvault rollback`` undoes them.
 
 The journal is the record of progress: each run appends a ``reflection``
@@ -39,21 +39,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from . import fsio, store
-from .errors import InvalidInput, LlmUnavailable, VaultError
-from .governance.actions import Action, Change
-from .ids import derived_event_id, new_memory_id
-from .journal import Event
-from .llm.base import Delta
-from .memory import OUTCOMES, Memory, memory_text, text_digest
-from .redact import redact
-from .text import clip, make_summary
-from .yamlfmt import format_datetime
+from .. import fsio, store
+from ..errors import InvalidInput, LlmUnavailable, VaultError
+from ..format.ids import derived_event_id, new_memory_id
+from ..format.memory import OUTCOMES, Memory, memory_text, text_digest
+from ..format.redact import redact
+from ..format.text import clip, make_summary
+from ..format.yamlfmt import format_datetime
+from ..governance.actions import Action, Change
+from ..journal import Event
+from ..llm.base import Delta
 
 if TYPE_CHECKING:
-    from .llm.base import Llm
-    from .store import Entry, Scan
-    from .vault import Vault
+    from ..llm.base import Llm
+    from ..store import Entry, Scan
+    from ..vault import Vault
 
 STATE_FILE = "reflect.json"
 EVIDENCE_KINDS = ("feedback", "correct")  # what reflection learns from; applications give feedback its task
@@ -157,8 +157,8 @@ def reflect(vault: Vault, *, llm: Llm, now: datetime | None = None, dry_run: boo
         InvalidInput: learning is off (``vault.learning = false``).
         ReflectionFailed: the model could not answer (journaled; retried by a later run).
     """
-    from .vault import indexed
-    from .vault import now as clock
+    from ..vault import indexed
+    from ..vault import now as clock
 
     if not vault.config.vault.learning:
         raise InvalidInput("learning is off (vault.learning = false): reflection proposes nothing")
@@ -341,8 +341,8 @@ def _apply(vault: Vault, window: _Window, deltas: Sequence[Delta], shown: set[st
 
 
 def _do(vault: Vault, planned: Outcome, reflection: str, n: int, model: str, stamp: datetime) -> Outcome:
-    from .governance.maintain import Executor
-    from .vault import NewMemory
+    from ..governance.maintain import Executor
+    from ..vault import NewMemory
 
     delta, action = planned.delta, planned.action
     if action == "create":

@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .errors import VaultError
-from .memory import Memory, split_detail
-from .store import Entry
-from .yamlfmt import format_datetime
+from ..errors import VaultError
+from ..format.memory import Memory, split_detail
+from ..format.yamlfmt import format_datetime
+from ..store import Entry
 
 if TYPE_CHECKING:
-    from .vault import ChangeResult, FeedbackResult, Status
+    from ..vault import ChangeResult, FeedbackResult, Status
 
 
 def _stamp(value: datetime | None) -> str | None:

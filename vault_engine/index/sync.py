@@ -17,18 +17,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import store, temporal, threads
-from .errors import IndexStale, MemoryFileError, VaultError
-from .fsio import remove_temps, write_atomic
-from .index.catalog import Catalog, CatalogRow, row_from_entry
-from .index.embedder import Embedder
-from .index.fulltext import FullTextIndex
-from .index.vectors import VectorRow, VectorStore
-from .index.vocabulary import Vocabulary, vocabulary_terms
-from .index_pages import listed, write_pages
-from .memory import Memory, content_digest
-from .store import Entry
-from .text import sentences
+from .. import store
+from ..errors import IndexStale, MemoryFileError, VaultError
+from ..format.memory import Memory, content_digest
+from ..format.text import sentences
+from ..fsio import remove_temps, write_atomic
+from ..retrieval import temporal, threads
+from ..store import Entry
+from .catalog import Catalog, CatalogRow, row_from_entry
+from .embedder import Embedder
+from .fulltext import FullTextIndex
+from .pages import listed, write_pages
+from .vectors import VectorRow, VectorStore
+from .vocabulary import Vocabulary, vocabulary_terms
 
 
 @dataclass(frozen=True, slots=True)

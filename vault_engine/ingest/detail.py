@@ -14,15 +14,15 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import store
-from .errors import VaultBusy
-from .journal import Event
-from .memory import split_detail, with_detail
-from .redact import redact_counted
+from .. import store
+from ..errors import VaultBusy
+from ..format.memory import split_detail, with_detail
+from ..format.redact import redact_counted
+from ..journal import Event
 
 if TYPE_CHECKING:
-    from .llm.base import Llm
-    from .vault import Vault
+    from ..llm.base import Llm
+    from ..vault import Vault
 
 
 @dataclass(frozen=True, slots=True)

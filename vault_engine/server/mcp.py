@@ -40,16 +40,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInput, VaultError
-from .memory import AUTHORITIES, OUTCOMES, SCOPES, TRUSTS, TYPES
+from ..errors import InvalidInput, VaultError
+from ..format.memory import AUTHORITIES, OUTCOMES, SCOPES, TRUSTS, TYPES
 from .service import MAX_LIMIT, MAX_TEXT, MemoryService
 from .views import error_json
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from .project import ProjectIdentity
-    from .watch import WatchUpdate
+    from ..context.project import ProjectIdentity
+    from ..index.watch import WatchUpdate
 
 log = logging.getLogger("vault_engine.mcp")
 
@@ -263,7 +263,7 @@ class CurrentProject:
     def identity(self) -> ProjectIdentity | None:
         with self._lock:
             if not self._done:
-                from .project import identify
+                from ..context.project import identify
 
                 try:
                     self._identity = identify(self._folder or Path.cwd())

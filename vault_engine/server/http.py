@@ -1,6 +1,6 @@
 """``memvault serve``: the vault as a small HTTP JSON API on 127.0.0.1, for editors and scripts.
 
-Every endpoint is one :class:`~vault_engine.service.MemoryService` call and
+Every endpoint is one :class:`~vault_engine.server.service.MemoryService` call and
 answers the same JSON the CLI prints with ``--json`` (golden copies live in
 ``contract/``)::
 
@@ -38,9 +38,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from . import errors, store
-from .errors import InvalidInput, VaultError
-from .fsio import write_atomic
+from .. import errors, store
+from ..errors import InvalidInput, VaultError
+from ..fsio import write_atomic
 from .service import MemoryService
 from .views import error_json
 

@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING
 from watchfiles import Change
 from watchfiles import watch as watch_changes
 
-from . import store
-from .errors import InvalidInput, VaultError
+from .. import store
+from ..errors import InvalidInput, VaultError
 
 if TYPE_CHECKING:
-    from .governance.maintain import MaintainReport
-    from .index.embedder import Embedder
+    from ..governance.maintain import MaintainReport
+    from ..vault import Vault
+    from .embedder import Embedder
     from .sync import SyncReport
-    from .vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ def watch(
 
 def maintenance_due(vault: Vault, changed: int, now: float | None = None) -> str | None:
     """Why ``maintain`` should run now (None: not yet): the schedule, or a large batch of changes."""
-    from .governance.settled import last_maintained
+    from ..governance.settled import last_maintained
 
     settings = vault.config.watch
     if settings.maintain_after_changes > 0 and changed >= settings.maintain_after_changes:
@@ -237,8 +237,8 @@ class LearnReport:
 
 def learn(vault: Vault) -> WatchUpdate:
     """Retry the conversation compactions each session still owes, then reflect; never raises."""
-    from .conversation import SESSIONS_DIR, IngestDeferred, ingest, pending_turns
-    from .reflection import reflect
+    from ..ingest.conversation import SESSIONS_DIR, IngestDeferred, ingest, pending_turns
+    from ..ingest.reflection import reflect
 
     begin = time.perf_counter()
     problems: list[str] = []
@@ -269,7 +269,7 @@ def learn(vault: Vault) -> WatchUpdate:
 
 
 def _maintain(vault: Vault, model: Embedder, reason: str) -> WatchUpdate:
-    from .governance.settled import mark_maintained
+    from ..governance.settled import mark_maintained
 
     begin = time.perf_counter()
     try:

@@ -1,0 +1,1 @@
+"""The memory file format: the memory value, its YAML, ids, text helpers and redaction."""

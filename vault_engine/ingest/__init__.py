@@ -1,0 +1,1 @@
+"""Learning: conversations, documents, the detail tier and reflection."""

@@ -1,0 +1,1 @@
+"""Retrieval: the searcher, its lanes, fusion, re-ranking, selectors, threads and dates."""

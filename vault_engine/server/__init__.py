@@ -1,0 +1,1 @@
+"""The vault for agents and editors: one service, its JSON views, the HTTP API and the MCP server."""
