@@ -19,6 +19,10 @@ the CLI turns any of them into one stderr line and a non-zero exit code.
   + JournalError           the journal cannot be read or written
   + ModelUnavailable       the embedding model cannot be loaded
   + IndexStale             a derived index must be rebuilt from the files
+  + LlmUnavailable         the language model could not answer; retry later (exit 75)
+    - ReflectionFailed     a reflection run's model call failed; journaled, retried with back-off
+  + IngestDeferred         a compaction could not finish; the turns stay buffered (nothing lost)
+    - LlmDeferred          ... because the language model could not answer (also an LlmUnavailable)
 
 Example::
 
@@ -31,7 +35,9 @@ Example::
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 # What would break the one line (every separator str.splitlines knows), and other control
 # characters, which a file name could use to move the cursor or recolour the terminal.
@@ -131,3 +137,38 @@ class LlmUnavailable(VaultError):
     """
 
     exit_code = 75  # temporary: retry later
+
+
+class ReflectionFailed(LlmUnavailable):
+    """The model could not answer; the failure is journaled.
+
+    ``next_try`` is when the next run will ask again; None when this was the
+    last attempt and the window was skipped.
+    """
+
+    def __init__(self, message: str, *, attempt: int, next_try: datetime | None):
+        super().__init__(message)
+        self.attempt = attempt
+        self.next_try = next_try
+
+
+class IngestDeferred(VaultError):
+    """A compaction could not finish; every turn of the input is buffered and nothing is lost.
+
+    ``cause`` is the original error, ``result`` (an ``IngestResult``) what the call did before it
+    stopped (episodes already written stay written).  The next ingest of the
+    session, or a flush, retries.  When the cause is the language model this
+    is also an :class:`LlmUnavailable` (see :class:`LlmDeferred`).
+    """
+
+    def __init__(self, cause: VaultError, result: Any):
+        turns = f"{result.pending} turn{'' if result.pending == 1 else 's'}"
+        super().__init__(f"{cause.one_line()}; {turns} kept in the buffer of session '{result.session}' "
+                         "(nothing lost; the next ingest or flush retries)")
+        self.cause = cause
+        self.result = result
+        self.exit_code = cause.exit_code
+
+
+class LlmDeferred(IngestDeferred, LlmUnavailable):
+    """:class:`IngestDeferred` because the language model could not answer."""

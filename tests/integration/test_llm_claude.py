@@ -287,7 +287,8 @@ def test_empty_key_is_refused() -> None:
 def test_ingest_through_claude_keeps_turns_on_429_and_timeout_then_retries(
         api: Callable[..., Api], make_vault: Callable[..., Any]) -> None:
     """A conversation ingested while the API is rate limited or timing out loses nothing; the next call writes it."""
-    from vault_engine.ingest.conversation import IngestDeferred, ingest, pending_turns
+    from vault_engine.errors import IngestDeferred
+    from vault_engine.ingest.conversation import ingest, pending_turns
     from vault_engine.llm.base import Turn
 
     vault = make_vault()

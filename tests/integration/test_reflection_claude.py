@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 from vault_engine.config import LlmSettings
-from vault_engine.errors import LlmUnavailable
-from vault_engine.ingest.reflection import ReflectionFailed, reflect
+from vault_engine.errors import LlmUnavailable, ReflectionFailed
+from vault_engine.ingest.reflection import reflect
 from vault_engine.llm.base import Delta
 from vault_engine.llm.claude import ClaudeLlm
 from vault_engine.vault import NewMemory, Vault

@@ -396,8 +396,9 @@ class DownLlm:
 
 
 def test_learning_retries_buffered_turns_the_model_could_not_compact(make_vault: Callable[..., Vault]) -> None:
+    from vault_engine.errors import IngestDeferred
     from vault_engine.index.watch import learn
-    from vault_engine.ingest.conversation import IngestDeferred, ingest, pending_turns
+    from vault_engine.ingest.conversation import ingest, pending_turns
     from vault_engine.llm.base import Turn
     from vault_engine.llm.offline import OfflineLlm
 
@@ -418,8 +419,9 @@ def test_learning_retries_buffered_turns_the_model_could_not_compact(make_vault:
 
 
 def test_learning_reports_a_model_still_down_without_losing_turns(make_vault: Callable[..., Vault]) -> None:
+    from vault_engine.errors import IngestDeferred
     from vault_engine.index.watch import learn
-    from vault_engine.ingest.conversation import IngestDeferred, ingest, pending_turns
+    from vault_engine.ingest.conversation import ingest, pending_turns
     from vault_engine.llm.base import Turn
 
     vault = make_vault()

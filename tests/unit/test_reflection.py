@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from vault_engine.errors import InvalidInput, LlmUnavailable
-from vault_engine.ingest.reflection import MAX_ATTEMPTS, STATE_FILE, ReflectionFailed, reflect
+from vault_engine.errors import InvalidInput, LlmUnavailable, ReflectionFailed
+from vault_engine.ingest.reflection import MAX_ATTEMPTS, STATE_FILE, reflect
 from vault_engine.journal import Event
 from vault_engine.llm.base import Delta
 from vault_engine.llm.fakes import UnusedLlm

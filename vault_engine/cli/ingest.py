@@ -7,11 +7,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import InvalidInput
+from ..errors import IngestDeferred, InvalidInput
 from ..ingest.conversation import (
     DEFAULT_SESSION,
     FORMATS,
-    IngestDeferred,
     IngestResult,
     check_session,
     ingest,

@@ -6,8 +6,9 @@ import sys
 
 import click
 
+from ..errors import ReflectionFailed
 from ..format.yamlfmt import format_datetime
-from ..ingest.reflection import ReflectionFailed, ReflectionReport, reflect
+from ..ingest.reflection import ReflectionReport, reflect
 from . import cli
 from .options import Settings, common, emit
 

@@ -237,7 +237,8 @@ class LearnReport:
 
 def learn(vault: Vault) -> WatchUpdate:
     """Retry the conversation compactions each session still owes, then reflect; never raises."""
-    from ..ingest.conversation import SESSIONS_DIR, IngestDeferred, ingest, pending_turns
+    from ..errors import IngestDeferred
+    from ..ingest.conversation import SESSIONS_DIR, ingest, pending_turns
     from ..ingest.reflection import reflect
 
     begin = time.perf_counter()

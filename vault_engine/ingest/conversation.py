@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import fsio, store
-from ..errors import InvalidInput, LlmUnavailable, VaultError
+from ..errors import IngestDeferred, InvalidInput, LlmDeferred, LlmUnavailable, VaultError
 from ..format.ids import new_memory_id
 from ..format.memory import Memory, from_fields, memory_text, text_digest
 from ..format.redact import redact_counted
@@ -112,28 +112,6 @@ class IngestResult:
                 "one_off": self.one_off, "redacted": self.redacted,
                 "episodes": [e.to_json() for e in self.episodes], "pending": self.pending,
                 "closed": self.closed, "warnings": list(self.warnings)}
-
-
-class IngestDeferred(VaultError):
-    """A compaction could not finish; every turn of the input is buffered and nothing is lost.
-
-    ``cause`` is the original error, ``result`` what the call did before it
-    stopped (episodes already written stay written).  The next ingest of the
-    session, or a flush, retries.  When the cause is the language model this
-    is also an :class:`~vault_engine.errors.LlmUnavailable` (see :class:`LlmDeferred`).
-    """
-
-    def __init__(self, cause: VaultError, result: IngestResult):
-        turns = f"{result.pending} turn{'' if result.pending == 1 else 's'}"
-        super().__init__(f"{cause.one_line()}; {turns} kept in the buffer of session '{result.session}' "
-                         "(nothing lost; the next ingest or flush retries)")
-        self.cause = cause
-        self.result = result
-        self.exit_code = cause.exit_code
-
-
-class LlmDeferred(IngestDeferred, LlmUnavailable):
-    """:class:`IngestDeferred` because the language model could not answer."""
 
 
 # ---------------------------------------------------------------- input

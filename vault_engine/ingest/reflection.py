@@ -40,7 +40,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .. import fsio, store
-from ..errors import InvalidInput, LlmUnavailable, VaultError
+from ..errors import InvalidInput, LlmUnavailable, ReflectionFailed, VaultError
 from ..format.ids import derived_event_id, new_memory_id
 from ..format.memory import OUTCOMES, Memory, memory_text, text_digest
 from ..format.redact import redact
@@ -63,19 +63,6 @@ MAX_MEMORY_CHARS = 2000  # text shown per memory
 MAX_ATTEMPTS = 8  # failed runs over one window before it is skipped
 BACKOFF_MINUTES = 1  # the wait after the first failure; doubles after each
 TASK_KEYS = ("task", "project", "path", "operation", "phase", "kind")
-
-
-class ReflectionFailed(LlmUnavailable):
-    """The model could not answer; the failure is journaled.
-
-    ``next_try`` is when the next run will ask again; None when this was the
-    last attempt and the window was skipped.
-    """
-
-    def __init__(self, message: str, *, attempt: int, next_try: datetime | None):
-        super().__init__(message)
-        self.attempt = attempt
-        self.next_try = next_try
 
 
 @dataclass(frozen=True, slots=True)
