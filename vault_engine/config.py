@@ -1,8 +1,11 @@
-"""Vault configuration, read in one place.
+"""Vault configuration and the process environment, read in one place.
 
 ``load(root)`` merges the built-in defaults, the vault's ``memvault.toml`` and
 ``MEMVAULT_<SECTION>_<KEY>`` environment variables (in that order) into one
 frozen :class:`VaultConfig` that callers pass down explicitly.
+:func:`environment` reads the few other variables memvault honours
+(``MEMVAULT_DIR``, ``MEMVAULT_TEMPLATE``, ``MEMVAULT_DEBUG``, ``ANTHROPIC_API_KEY``)
+into an :class:`Environment`.  No other module reads ``os.environ``.
 """
 
 from __future__ import annotations
@@ -172,6 +175,32 @@ class VaultConfig:
     server: ServerSettings = field(default_factory=ServerSettings)
 
 
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """What memvault takes from the process environment."""
+
+    vault_dir: str | None = None  # MEMVAULT_DIR: the vault when --vault is not given
+    template: str | None = None  # MEMVAULT_TEMPLATE: the template vault, instead of the packaged one
+    home: str | None = None  # HOME: where the default vault lives
+    debug: bool = False  # MEMVAULT_DEBUG: tracebacks for internal errors, debug logging in servers
+    anthropic_api_key: str = field(default="", repr=False)  # ANTHROPIC_API_KEY: never printed
+    settings: tuple[tuple[str, str], ...] = ()  # every MEMVAULT_<SECTION>_<KEY> variable, sorted
+
+
+def environment(environ: Mapping[str, str] | None = None) -> Environment:
+    """The variables memvault honours, from ``environ`` (the process environment by default)."""
+    env = os.environ if environ is None else environ
+    prefixes = tuple(f"MEMVAULT_{f.name.upper()}_" for f in dataclasses.fields(VaultConfig))
+    return Environment(
+        vault_dir=env.get("MEMVAULT_DIR") or None,
+        template=env.get("MEMVAULT_TEMPLATE") or None,
+        home=env.get("HOME") or None,
+        debug=bool(env.get("MEMVAULT_DEBUG")),
+        anthropic_api_key=env.get("ANTHROPIC_API_KEY", "").strip(),
+        settings=tuple(sorted((k, v) for k, v in env.items() if k.startswith(prefixes))),
+    )
+
+
 _KINDS = {bool: "boolean", int: "whole number", float: "number", str: "string", tuple: "list of whole numbers"}
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
@@ -273,7 +302,7 @@ def load(root: Path | None, environ: Mapping[str, str] | None = None) -> VaultCo
     Raises:
         ConfigError: the file is not valid TOML, or names an unknown or mistyped setting.
     """
-    env = os.environ if environ is None else environ
+    env = dict(environment(environ).settings)
     config = VaultConfig()
     file_values: dict[str, Any] = {}
     path = root / CONFIG_FILE if root is not None else None

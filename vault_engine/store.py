@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fsio
-from .config import CONFIG_FILE
+from .config import CONFIG_FILE, environment
 from .errors import MemoryFileError, MemoryNotFound, PathEscapeError, VaultBusy, VaultError, VaultNotFound
 from .format.memory import Memory, ParsedFile, decode, parse, render
 
@@ -28,13 +28,12 @@ SKIP_DIRS = frozenset({STATE_DIR, ".obsidian", ".git", JOURNAL_DIR, "node_module
 ROOT_FILES = frozenset({"README.md", "INDEX.md"})
 INDEX_PAGE = "INDEX.md"  # generated at the root and in each project folder; never a memory
 MAX_FILE_BYTES = 16 * 1024 * 1024
-TEMPLATE_ENV = "MEMVAULT_TEMPLATE"
 DEFAULT_VAULT = Path("~/.memvault/vault")
 
 
 def template_dir() -> Path:
     """The template vault shipped with memvault."""
-    override = os.environ.get(TEMPLATE_ENV)
+    override = environment().template
     candidates = [Path(override)] if override else []
     here = Path(__file__).resolve().parent
     candidates += [here / "_template", here.parent / "vault_template"]
@@ -53,8 +52,8 @@ def discover(explicit: Path | None, environ: Mapping[str, str] | None = None, cw
 
     The default vault ``~/.memvault/vault`` is created from the template on first use.
     """
-    env = os.environ if environ is None else environ
-    from_env = Path(env["MEMVAULT_DIR"]) if env.get("MEMVAULT_DIR") else None
+    env = environment(environ)
+    from_env = Path(env.vault_dir) if env.vault_dir else None
     for given, origin in ((explicit, "--vault"), (from_env, "MEMVAULT_DIR")):
         if given is not None:
             path = given.expanduser().resolve()
@@ -69,7 +68,7 @@ def discover(explicit: Path | None, environ: Mapping[str, str] | None = None, cw
     for folder in (here, *here.parents):
         if is_vault(folder) and folder != template:
             return folder
-    default = Path(env.get("HOME", str(Path.home()))) / ".memvault" / "vault"
+    default = Path(env.home or str(Path.home())) / ".memvault" / "vault"
     if not is_vault(default):
         create_vault(default, git=False)
     return default

@@ -286,3 +286,35 @@ def test_retrieval_bounds_hold_for_environment_values_and_admit_zero(tmp_path: P
     with pytest.raises(ConfigError, match=r"rerank_thread \(from MEMVAULT_RETRIEVAL_RERANK_THREAD\) must be at least"):
         config.load(None, environ={"MEMVAULT_RETRIEVAL_RERANK_THREAD": "-0.5"})
     assert config.load(None, environ={"MEMVAULT_RETRIEVAL_RERANK_THREAD": "0"}).retrieval.rerank_thread == 0.0
+
+
+# ---------------------------------------------------------------- the environment, read in one place
+
+
+def test_environment_reads_the_variables_memvault_honours() -> None:
+    env = config.environment({"MEMVAULT_DIR": "/v", "MEMVAULT_TEMPLATE": "/t", "HOME": "/h", "MEMVAULT_DEBUG": "1",
+                              "ANTHROPIC_API_KEY": " sk-test ", "MEMVAULT_VAULT_TRASH_DAYS": "7", "PATH": "/bin"})
+    assert (env.vault_dir, env.template, env.home, env.debug) == ("/v", "/t", "/h", True)
+    assert env.anthropic_api_key == "sk-test" and "sk-test" not in repr(env)
+    assert env.settings == (("MEMVAULT_VAULT_TRASH_DAYS", "7"),)  # MEMVAULT_DIR is no setting
+    assert config.environment({}) == config.Environment()
+
+
+def test_no_other_module_reads_the_environment() -> None:
+    """``config`` is the one reader of ``os.environ``; two modules only hand it on."""
+    import ast
+
+    package = Path(config.__file__).parent
+    allowed = {
+        "config.py",
+        "__init__.py",  # sets the BLAS thread count before numpy loads (a write, not a setting)
+        "context/project.py",  # passes the environment, less GIT_* variables, to the git it runs
+    }
+    readers = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            is_environ = isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb")
+            if is_environ and isinstance(node.value, ast.Name) and node.value.id == "os" and rel not in allowed:
+                readers.append(f"{rel}:{node.lineno}")
+    assert readers == []

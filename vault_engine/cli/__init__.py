@@ -6,11 +6,11 @@ and a non-zero exit in :meth:`MemvaultGroup.invoke`, in one place.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import click
 
+from ..config import environment
 from ..errors import VaultError
 from .options import Settings
 
@@ -58,7 +58,7 @@ class MemvaultGroup(click.Group):
             click.echo(f"error: {where}{exc.strerror or exc}", err=True)
             ctx.exit(1)
         except Exception as exc:  # a bug: still one line, with a way to see more
-            if os.environ.get(DEBUG_ENV):
+            if environment().debug:
                 raise
             click.echo(
                 f"error: internal error ({type(exc).__name__}: {exc}); set {DEBUG_ENV}=1 for a traceback",

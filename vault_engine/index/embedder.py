@@ -13,7 +13,6 @@ first used, never by ``memvault --help``.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -118,7 +117,6 @@ class FastEmbedder:
         return self._model
 
     def _open(self) -> Any:
-        os.environ["HF_HUB_OFFLINE"] = "1"
         try:
             from fastembed import TextEmbedding
             from fastembed.common.model_description import ModelSource, PoolingType
@@ -137,8 +135,11 @@ class FastEmbedder:
                             license="apache-2.0", size_in_gb=0.023,
                         )
                         _registered = True
-                return TextEmbedding(DEFAULT_MODEL, specific_model_path=str(folder), threads=self.settings.threads)
-            return TextEmbedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads)
+                return TextEmbedding(DEFAULT_MODEL, specific_model_path=str(folder), threads=self.settings.threads,
+                                     local_files_only=True)
+            # Offline by construction: a model not in the cache fails here, never downloads.
+            return TextEmbedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads,
+                                 local_files_only=True)
         except ModelUnavailable:
             raise
         except Exception as exc:  # fastembed raises ValueError/OSError/RuntimeError variants

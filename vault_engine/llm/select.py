@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
-from ..config import LlmSettings
+from ..config import LlmSettings, environment
 from ..errors import ConfigError
 from .base import Llm
 
@@ -19,8 +18,7 @@ def select(settings: LlmSettings, environ: Mapping[str, str] | None = None, *, l
     Raises:
         ConfigError: ``anthropic`` is asked for without a key, or the provider is unknown.
     """
-    env = os.environ if environ is None else environ
-    key = env.get(KEY_VARIABLE, "").strip()
+    key = environment(environ).anthropic_api_key
     provider = settings.provider
     if provider not in PROVIDERS:
         raise ConfigError(f"setting llm.provider must be one of {', '.join(PROVIDERS)}, got {provider!r}")

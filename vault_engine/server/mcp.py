@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..config import environment
 from ..errors import InvalidInput, VaultError
 from ..format.memory import AUTHORITIES, OUTCOMES, SCOPES, TRUSTS, TYPES
 from .service import MAX_LIMIT, MAX_TEXT, MemoryService
@@ -751,7 +752,7 @@ def _setup_logging() -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
-    logging.getLogger("vault_engine").setLevel(logging.DEBUG if os.environ.get(DEBUG_ENV) else logging.INFO)
+    logging.getLogger("vault_engine").setLevel(logging.DEBUG if environment().debug else logging.INFO)
 
 
 def _background(name: str, work: Callable[[], Any]) -> threading.Thread:
