@@ -378,3 +378,16 @@ def forgotten_digests(events: Iterable[Event]) -> dict[str, str]:
         for e in events
         if e.kind == "purge" and e.payload.get("permanent") and "text_sha256" in e.payload
     }
+
+
+def governed_ids(event: Event) -> set[str]:
+    """Every memory id a ``govern`` journal event touched."""
+    p = event.payload
+    ids = {event.memory}
+    for key in ("trash", "create", "related", "purge"):
+        value = p.get(key)
+        if isinstance(value, list):
+            ids.update(v for v in value if isinstance(v, str))
+    if isinstance(p.get("changes"), dict):
+        ids.update(p["changes"])
+    return ids
