@@ -17,7 +17,6 @@ from .config import VaultConfig
 from .errors import VaultError
 from .format.memory import Memory, parse, render
 from .vault import NewMemory, Vault
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["Memory", "NewMemory", "Vault", "VaultConfig", "VaultError", "__version__", "parse", "render"]

@@ -276,38 +276,50 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
             state(event.memory).status = "purged"
         elif event.kind == "rollback":
             undone = by_id.get(str(p.get("undoes")))
-            if undone is None:
-                continue
-            if undone.kind == "correct" and isinstance(undone.payload.get("new"), str):
-                old, new = state(undone.memory), state(undone.payload["new"])
-                old.lifecycle = str(undone.payload.get("old_lifecycle", "proven"))
-                old.superseded_by = None
-                set_status(new, "trashed")
-            elif undone.kind == "forget":
-                set_status(state(undone.memory), "active")
-            elif feedback_superseded(undone):
-                state(undone.memory).lifecycle = str(undone.payload["old_lifecycle"])
-            elif undone.kind == "govern":
-                _replay_govern(undone.payload, states, set_status, undo=True)
+            if undone is not None:
+                _replay_rollback(undone, states, set_status)
         elif event.kind == "govern":
             _replay_govern(p, states, set_status, undo=False)
         elif event.kind == "feedback":
-            s = state(event.memory)
-            # The engine decided from the file's authority and lifecycle, which it
-            # records; a memory written by hand has no add event to tell them.
-            if p.get("authority") in ("explicit", "inferred"):
-                s.authority = str(p["authority"])
-            if isinstance(p.get("old_lifecycle"), str):
-                s.lifecycle = p["old_lifecycle"]
-            outcome = str(p.get("outcome"))
-            if outcome in s.applied:
-                s.applied[outcome] += 1
-                s.last_applied = event.ts
-            if outcome == "used-successfully" and s.lifecycle == "trial":
-                s.lifecycle = "proven"
-            if outcome in ("corrected", "contributed-to-failure") and s.authority == "inferred":
-                s.lifecycle = "superseded"
+            _replay_feedback(state(event.memory), event)
     return states
+
+
+def _replay_rollback(undone: Event, states: dict[str, MemoryState], set_status: Any) -> None:
+    """The states after the event ``undone`` is rolled back."""
+    def state(memory_id: str) -> MemoryState:
+        return states.setdefault(memory_id, MemoryState())
+
+    if undone.kind == "correct" and isinstance(undone.payload.get("new"), str):
+        old, new = state(undone.memory), state(undone.payload["new"])
+        old.lifecycle = str(undone.payload.get("old_lifecycle", "proven"))
+        old.superseded_by = None
+        set_status(new, "trashed")
+    elif undone.kind == "forget":
+        set_status(state(undone.memory), "active")
+    elif feedback_superseded(undone):
+        state(undone.memory).lifecycle = str(undone.payload["old_lifecycle"])
+    elif undone.kind == "govern":
+        _replay_govern(undone.payload, states, set_status, undo=True)
+
+
+def _replay_feedback(s: MemoryState, event: Event) -> None:
+    """``s`` after one reported outcome (``event``)."""
+    p = event.payload
+    # The engine decided from the file's authority and lifecycle, which it
+    # records; a memory written by hand has no add event to tell them.
+    if p.get("authority") in ("explicit", "inferred"):
+        s.authority = str(p["authority"])
+    if isinstance(p.get("old_lifecycle"), str):
+        s.lifecycle = p["old_lifecycle"]
+    outcome = str(p.get("outcome"))
+    if outcome in s.applied:
+        s.applied[outcome] += 1
+        s.last_applied = event.ts
+    if outcome == "used-successfully" and s.lifecycle == "trial":
+        s.lifecycle = "proven"
+    if outcome in ("corrected", "contributed-to-failure") and s.authority == "inferred":
+        s.lifecycle = "superseded"
 
 
 def _take(s: MemoryState, values: dict[str, Any]) -> None:
@@ -378,3 +390,16 @@ def forgotten_digests(events: Iterable[Event]) -> dict[str, str]:
         for e in events
         if e.kind == "purge" and e.payload.get("permanent") and "text_sha256" in e.payload
     }
+
+
+def governed_ids(event: Event) -> set[str]:
+    """Every memory id a ``govern`` journal event touched."""
+    p = event.payload
+    ids = {event.memory}
+    for key in ("trash", "create", "related", "purge"):
+        value = p.get(key)
+        if isinstance(value, list):
+            ids.update(v for v in value if isinstance(v, str))
+    if isinstance(p.get("changes"), dict):
+        ids.update(p["changes"])
+    return ids

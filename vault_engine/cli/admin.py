@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from ..server.views import entry_json, status_json
-from . import cli
 from .options import Settings, common, emit
+from .root import cli
 
 
 @cli.command()

@@ -10,8 +10,8 @@ from urllib.parse import unquote, urlparse
 import click
 
 from ..errors import InvalidInput
-from . import cli
 from .options import Settings, common, emit
+from .root import cli
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 

@@ -6,8 +6,8 @@ from dataclasses import asdict
 
 import click
 
-from . import cli
 from .options import Settings, common, emit
+from .root import cli
 
 
 @cli.command()

@@ -16,8 +16,8 @@ from ..ingest.conversation import (
     ingest,
     parse_turns,
 )
-from . import cli
 from .options import Settings, common, emit
+from .root import cli
 
 
 def _read(file: str) -> tuple[str, str]:

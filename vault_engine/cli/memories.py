@@ -9,8 +9,8 @@ import click
 
 from ..format.memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
 from ..server.views import change_json, entry_json, entry_line, feedback_json
-from . import cli
 from .options import Settings, common, emit
+from .root import cli
 
 if TYPE_CHECKING:
     from ..vault import FeedbackResult

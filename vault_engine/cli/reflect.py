@@ -9,8 +9,8 @@ import click
 from ..errors import ReflectionFailed
 from ..format.yamlfmt import format_datetime
 from ..ingest.reflection import ReflectionReport, reflect
-from . import cli
 from .options import Settings, common, emit
+from .root import cli
 
 
 def _report(report: ReflectionReport) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..format.memory import TRUSTS, TYPES
-from . import cli
 from .options import Settings, common, emit
+from .root import cli
 
 
 @cli.command()

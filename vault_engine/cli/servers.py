@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from . import cli
 from .options import Settings, common
+from .root import cli
 
 
 @cli.command()

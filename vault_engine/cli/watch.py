@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from . import cli
 from .options import Settings, common
+from .root import cli
 
 if TYPE_CHECKING:
     from ..index.watch import WatchUpdate

@@ -335,8 +335,8 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
     if event_id is not None:
         if manifest.ids:
             event = application_event(request, project, manifest.ids, event_id)
-            with vault.lock.hold():
-                vault.journal.append([event])
+            with vault.transaction(sync=False) as tx:  # the journal only: nothing for the indexes
+                tx.record(event)
         else:
             manifest.application = None
             fit(manifest, settings.abstract_steps)

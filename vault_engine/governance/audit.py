@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .. import store
+from ..clock import now as clock
 from .actions import Action, View
 from .classify import age_days, ceil_days, is_protected, nature, resident_chars, retire_in_days, value
 from .compaction import uncompacted
@@ -24,7 +25,7 @@ from .maintain import load_similarity, plan, vetoes
 from .tiers import hot_memories
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .ports import Governed
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,7 @@ def _plan_for(memory_id: str, actions: list[Action], memory_nature: str, retire_
     return "keep"
 
 
-def _index_counts(vault: Vault) -> dict[str, int | None]:
+def _index_counts(vault: Governed) -> dict[str, int | None]:
     """Memories in the files, in the catalog and in the vector index (None when an index is absent)."""
     out: dict[str, int | None] = {}
     for name, query in (("catalog", "SELECT COUNT(*) FROM memories"),
@@ -94,10 +95,8 @@ def _index_counts(vault: Vault) -> dict[str, int | None]:
     return out
 
 
-def audit(vault: Vault, *, now: datetime | None = None) -> Audit:
+def audit(vault: Governed, *, now: datetime | None = None) -> Audit:
     from ..index.sync import freshness
-    from ..vault import now as clock
-
     stamp = now or clock()
     scan = vault.scan()
     view = View.from_scan(scan, stamp, vault.config, vault.root, vetoes(vault.journal))

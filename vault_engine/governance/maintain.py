@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import fsio, store
+from ..clock import now as clock
 from ..errors import IndexStale, NothingToUndo, VaultError
 from ..format.memory import Memory, ParsedFile, memory_text, render, text_digest
 from ..journal import Event, Journal
@@ -36,6 +37,7 @@ from .actions import TUPLE_FIELDS, Action, View, field_value, from_json, with_va
 from .compaction import plan_compaction
 from .consolidate import plan_links, plan_merges, plan_supersede, plan_tags
 from .forgetting import after_repairs, plan_decay, plan_expiry, plan_repair
+from .ports import Governed, Writes
 from .settled import STATE_FILE, fingerprint, is_settled, mark_maintained, next_due
 from .settled import last_maintained as last_maintained  # re-exported: the watcher's schedule
 from .similarity import Neighbours, Similarity, gist_vectors
@@ -43,7 +45,6 @@ from .tiers import plan_overflow, plan_retire
 
 if TYPE_CHECKING:
     from ..index.embedder import Embedder
-    from ..vault import Vault
 
 Planner = Callable[[View, Similarity], list[Action]]
 
@@ -81,7 +82,7 @@ class _NoNeighbours:
         return []
 
 
-def load_similarity(vault: Vault, view: View, embedder: Embedder | None = None) -> Similarity:
+def load_similarity(vault: Governed, view: View, embedder: Embedder | None = None) -> Similarity:
     """Embedding neighbours of the governed memories from the vault's vector index (none when it is absent)."""
     from ..index.vectors import VectorStore
 
@@ -142,7 +143,7 @@ def plan(view: View, similarity: Similarity, steps: Iterable[str] | None = None)
 class Executor:
     """Applies actions to the files of one vault (the caller holds the writer lock)."""
 
-    def __init__(self, vault: Vault, scan: store.Scan, now: datetime):
+    def __init__(self, vault: Governed, scan: store.Scan, now: datetime):
         self.vault = vault
         self.root = vault.root
         self.now = now
@@ -150,10 +151,10 @@ class Executor:
             i: (e.path, e.memory, e.parsed) for i, e in scan.entries.items()
         }
 
-    def _write(self, memory_id: str, memory: Memory) -> None:
+    def _write(self, tx: Writes, memory_id: str, memory: Memory) -> None:
         path, _, original = self.live[memory_id]
         text = render(memory, original)
-        store.write(self.root, path, memory, original)
+        tx.write(path, memory, original)
         # What the file holds now: a later write checks the file against it (store.ensure_unchanged).
         newline, bom = (original.newline, original.bom) if original is not None else ("\n", False)
         self.live[memory_id] = (path, memory, ParsedFile(memory, text, newline, bom))
@@ -197,9 +198,16 @@ class Executor:
             tombstones[memory_id] = {"path": path, "text_sha256": text_digest(memory_text(memory))}
         payload.update(created=created_paths, moved=trashed, tombstones=tombstones)
         event = Event("govern", action.memory, payload)
-        self.vault.journal.append([event, *_expiry_events(action, event)])
+        with self.vault.transaction(sync=False) as tx:  # the caller's transaction syncs
+            self._change(tx, action, event, created_paths, trashed)
+        return event
+
+    def _change(self, tx: Writes, action: Action, event: Event, created_paths: dict[str, str],
+                trashed: dict[str, dict[str, str]]) -> None:
+        """Journal ``event``, then write, move and remove the files of ``action`` (in that order)."""
+        tx.record(event, *_expiry_events(action, event))
         for _, memory in action.create:
-            store.write(self.root, created_paths[memory.id], memory)
+            tx.write(created_paths[memory.id], memory)
             self.live[memory.id] = (created_paths[memory.id], memory, None)
         moving = set(action.trash)
         for change in action.changes:
@@ -210,7 +218,7 @@ class Executor:
             if change.id in moving:
                 self.live[change.id] = (self.live[change.id][0], updated, self.live[change.id][2])
             else:
-                self._write(change.id, updated)
+                self._write(tx, change.id, updated)
         for memory_id in action.trash:
             path, memory, original = self.live.pop(memory_id)
             # The text the file held when planned (or last written): a change made since is not dropped.
@@ -218,13 +226,12 @@ class Executor:
                                      action.kind, dest=trashed[memory_id]["to"])
         for memory_id in action.purge:
             path, _, _ = self.live.pop(memory_id)
-            fsio.remove(store.inside(self.root, path))
+            tx.remove(path)
         for path in action.remove:
-            fsio.remove(store.inside(self.root, path))
-        return event
+            tx.remove(path)
 
 
-def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None,
+def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = None,
              steps: Iterable[str] | None = None, similarity: Similarity | None = None,
              embedder: Embedder | None = None, replan: bool = False) -> MaintainReport:
     """Plan the whole pipeline; unless ``dry_run``, apply it (see the module docstring).
@@ -233,15 +240,13 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
     again unless ``replan``; partial runs (``steps``) and injected
     ``similarity`` always plan and never mark the vault settled.
     """
-    from ..vault import now as clock
-
     started = time.perf_counter()
     stamp = now or clock()
     notice = None
     whole = steps is None and similarity is None
     swept = False
     if whole and not replan:
-        with vault.lock.hold():
+        with vault.transaction(sync=False):  # Vault.maintain syncs once, at the end
             if not dry_run:
                 remove_temps(vault.root)
                 swept = True
@@ -252,7 +257,7 @@ def maintain(vault: Vault, *, dry_run: bool = False, now: datetime | None = None
             vault.sync(embedder=embedder)
         except VaultError as exc:  # the plan still runs on what is indexed
             notice = f"notice: indexes not updated before planning ({exc}); near-duplicates may be missed"
-    with vault.lock.hold():
+    with vault.transaction(sync=False):
         if not dry_run and not swept:
             remove_temps(vault.root)
         scan = vault.scan()
@@ -334,7 +339,7 @@ def _revert(key: str, current: Any, before: Any, after: Any) -> tuple[Any, bool]
     return current, False
 
 
-def undo(vault: Vault, event: Event, now: datetime) -> tuple[list[str], list[str]]:
+def undo(vault: Governed, event: Event, now: datetime) -> tuple[list[str], list[str]]:
     """Reverse one applied ``govern`` event; returns (ids restored or changed, conflicts kept as they are).
 
     Raises:
@@ -374,7 +379,8 @@ def undo(vault: Vault, event: Event, now: datetime) -> tuple[list[str], list[str
         if memory_id in moved and entry.in_trash:
             vault.move_out_of_trash(Entry(entry.path, ParsedFile(reverted, "")), now, moved[memory_id].get("from"))
         elif reverted != memory:
-            store.write(vault.root, entry.path, reverted, entry.parsed)
+            with vault.transaction(sync=False) as tx:  # rollback's transaction syncs
+                tx.write(entry.path, reverted, entry.parsed)
         touched.append(memory_id)
     for memory_id in payload.get("create", []):
         entry = scan.entries.get(memory_id)

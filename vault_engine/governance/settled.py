@@ -23,19 +23,20 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__, fsio, store
+from .. import fsio, store
+from ..version import __version__
 from .actions import View
 from .classify import _aware, is_protected, nature, written_at
 from .forgetting import decays
 
 if TYPE_CHECKING:
-    from ..vault import Vault
+    from .ports import Governed
 
 STATE_FILE = "maintain.json"
 RULES_VERSION = "1"  # bump when a planner changes what it plans on the same input
 
 
-def fingerprint(vault: Vault) -> str:
+def fingerprint(vault: Governed) -> str:
     """What a plan depends on besides the clock, as one digest."""
     digest = hashlib.sha256(f"{RULES_VERSION}\0{__version__}\0{vault.config!r}\n".encode())
     for rel, path, problem in store.iter_markdown(vault.root):
@@ -99,7 +100,7 @@ def _read(root: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def is_settled(vault: Vault, now: datetime) -> bool:
+def is_settled(vault: Governed, now: datetime) -> bool:
     """Whether the vault is as a settled run left it and nothing has come due since."""
     settled = _read(vault.root).get("settled")
     if not isinstance(settled, dict) or settled.get("fingerprint") != fingerprint(vault):

@@ -26,49 +26,47 @@ vault busy) leaves every turn buffered: :class:`IngestDeferred` says so, and
 the next ingest or flush retries.  Compacting a span that is already stored
 (a crash after the write, before the cut) writes nothing twice.
 
-Input (:func:`parse_turns`) is JSONL (``{"role", "content", "ts"?}`` per
-line) or plain text.  A JSONL input with one bad line is refused as a whole,
-before anything is buffered, so a half-read file is never half ingested.
+Input (:func:`parse_turns`, see :mod:`.transcripts`) is JSONL or plain text.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import fsio, store
+from ..clock import now
 from ..errors import IngestDeferred, InvalidInput, LlmDeferred, LlmUnavailable, VaultError
 from ..format.ids import new_memory_id
 from ..format.memory import Memory, from_fields, memory_text, text_digest
 from ..format.redact import redact_counted
-from ..format.text import clip, is_one_off
+from ..format.text import clip
 from ..format.yamlfmt import format_datetime
 from ..journal import Event, forgotten_digests
 from ..llm.base import RECALLS, Digest, Turn
+from .transcripts import FORMATS as FORMATS  # re-exported: what callers of ingest read turns with
+from .transcripts import LABELS, parse_ts, turn_from_record
+from .transcripts import check_session as check_session
+from .transcripts import is_one_off_instruction as is_one_off_instruction
+from .transcripts import parse_jsonl as parse_jsonl
+from .transcripts import parse_text as parse_text
+from .transcripts import parse_turns as parse_turns
 
 if TYPE_CHECKING:
     from ..llm.base import Llm
     from ..store import Scan
-    from ..vault import Vault
+    from ..vault import Transaction, Vault
 
 SESSIONS_DIR = f"{store.STATE_DIR}/sessions"
 DEFAULT_SESSION = "default"
-ROLES = ("user", "assistant", "system", "tool")
-ALIASES = {"human": "user", "ai": "assistant"}
-_LABELS = frozenset({*ROLES, *ALIASES})
 LINK_LIMIT = 5  # an episode links to at most this many memories sharing a tag (the most recent)
 MAX_TAGS = 3
 SESSION_LOCK_TIMEOUT = 120.0  # another ingest of the same session may be waiting for the model
-FORMATS = ("auto", "jsonl", "text")
-
-_SESSION = re.compile(r"[A-Za-z0-9._-]{1,64}")
-_SPEAKER = re.compile(r"^(user|assistant|system|tool|human|ai)[ \t]*:[ \t]*", re.I)
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
 # ---------------------------------------------------------------- results
@@ -112,211 +110,6 @@ class IngestResult:
                 "one_off": self.one_off, "redacted": self.redacted,
                 "episodes": [e.to_json() for e in self.episodes], "pending": self.pending,
                 "closed": self.closed, "warnings": list(self.warnings)}
-
-
-# ---------------------------------------------------------------- input
-
-
-# Words that open an instruction to the agent ("Skip the tests, just this once").
-_IMPERATIVE = frozenset(
-    "please don't dont do skip use run ignore leave make let's lets avoid try stop keep turn disable enable "
-    "bypass push deploy commit merge drop write add remove delete answer reply go just no".split()
-)
-_ONE_OFF_MAX_CHARS = 300
-
-
-def is_one_off_instruction(turn: Turn) -> bool:
-    """A short user instruction for this occasion only ("Skip the tests, just this once"): left out.
-
-    Only the person's own instructions qualify: a turn that tells something
-    ("I went there just this once, and it changed my life") is conversation
-    and is kept in full like every other turn.
-    """
-    if turn.role != "user" or len(turn.content) > _ONE_OFF_MAX_CHARS or not is_one_off(turn.content):
-        return False
-    words = turn.content.strip().split(maxsplit=1)
-    first = words[0].strip(",.!:;\"'").casefold() if words else ""
-    return first in _IMPERATIVE
-
-
-def check_session(name: str) -> str:
-    """``name`` if it is a usable session name (``[A-Za-z0-9._-]{1,64}``, not starting with a dot).
-
-    Raises:
-        InvalidInput: anything else (a session name never becomes a path of its own).
-    """
-    if not isinstance(name, str) or not _SESSION.fullmatch(name) or name.startswith("."):
-        raise InvalidInput(f"invalid session name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
-                           "not starting with '.'")
-    return name
-
-
-def parse_ts(value: str) -> date | datetime:
-    """An ISO 8601 date or date-time (``Z`` allowed; a naive time is UTC). Raises ``ValueError``."""
-    text = value.strip()
-    if len(text) == 10:
-        return date.fromisoformat(text)
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _check_text(content: str) -> None:
-    try:
-        content.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput("content is not valid Unicode text (a lone surrogate)") from None
-
-
-def turn_from_record(record: Mapping[str, Any]) -> Turn | None:
-    """A turn from ``{"role", "content", "ts"?}`` (other keys are ignored); None for empty content.
-
-    Raises:
-        InvalidInput: an unknown role, content that is not text, or a ``ts`` that is not a date-time.
-    """
-    role = record.get("role")
-    if not isinstance(role, str) or ALIASES.get(role.strip().lower(), role.strip().lower()) not in ROLES:
-        raise InvalidInput(f"key 'role' must be one of {', '.join(ROLES)}, got {role!r}")
-    role = ALIASES.get(role.strip().lower(), role.strip().lower())
-    if "content" not in record:
-        raise InvalidInput("key 'content' is missing")
-    content = record["content"]
-    if not isinstance(content, str):
-        raise InvalidInput(f"key 'content' must be text, got {type(content).__name__}")
-    _check_text(content)
-    ts = record.get("ts")
-    if ts is not None:
-        if not isinstance(ts, str):
-            raise InvalidInput(f"key 'ts' must be a date-time like 2026-05-01T09:14:00Z, got {ts!r}")
-        try:
-            parse_ts(ts)
-        except ValueError:
-            raise InvalidInput(f"key 'ts' must be a date-time like 2026-05-01T09:14:00Z, got {ts!r}") from None
-        ts = ts.strip()
-    if not content.strip():
-        return None  # an empty turn (an assistant turn that only called a tool) says nothing
-    return Turn(role, content, ts or None)
-
-
-def parse_jsonl(text: str, source: str = "<stdin>") -> list[Turn]:
-    """Turns from JSONL, one object per line; blank lines and empty contents are skipped.
-
-    The whole input is checked before anything is returned: the first bad
-    line raises, so a partly valid file is never partly ingested.
-
-    Raises:
-        InvalidInput: a bad line, with ``source`` and its line number.
-    """
-    turns: list[Turn] = []
-    # Split at "\n" only: str.splitlines() would also cut at U+2028 inside a JSON string.
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"not valid JSON: {exc.msg}", path=source, line=number) from None
-        except (ValueError, RecursionError):
-            raise InvalidInput("not valid JSON: a value is too large or too deeply nested",
-                               path=source, line=number) from None
-        if not isinstance(record, dict):
-            raise InvalidInput("each line must be a JSON object like {\"role\": \"user\", \"content\": \"...\"}",
-                               path=source, line=number)
-        try:
-            turn = turn_from_record(record)
-        except InvalidInput as exc:
-            exc.path, exc.line = source, number
-            raise
-        if turn is not None:
-            turns.append(turn)
-    return turns
-
-
-def _fence_after(fence: str | None, line: str) -> str | None:
-    """The open code fence after ``line`` (None outside a fenced code block)."""
-    marker = _FENCE.match(line)
-    if marker is None:
-        return fence
-    mark = marker.group(1)
-    if fence is None:
-        return mark
-    closes = mark[0] == fence[0] and len(mark) >= len(fence) and not line.lstrip()[len(mark):].strip()
-    return None if closes else fence
-
-
-def _has_speakers(lines: Sequence[str]) -> bool:
-    fence: str | None = None
-    for line in lines:
-        if fence is None and _SPEAKER.match(line):
-            return True
-        fence = _fence_after(fence, line)
-    return False
-
-
-def _blocks(lines: Sequence[str]) -> Iterator[tuple[str | None, list[str]]]:
-    """(speaker or None, lines): a block starts at a speaker line or, in text without speakers,
-    after a blank line.  Lines inside a fenced code block never start one."""
-    speakers = _has_speakers(lines)
-    fence: str | None = None
-    role: str | None = None
-    current: list[str] = []
-    for line in lines:
-        if fence is None:
-            match = _SPEAKER.match(line) if speakers else None
-            if match:
-                if current:
-                    yield role, current
-                role = ALIASES.get(match.group(1).lower(), match.group(1).lower())
-                current = [line[match.end():]]
-                fence = _fence_after(None, current[0])  # "User: ```python" opens a block of code
-                continue
-            if not speakers and not line.strip():
-                if current:
-                    yield None, current
-                current = []
-                continue
-        current.append(line)
-        fence = _fence_after(fence, line)
-    if current:
-        yield role, current
-
-
-def parse_text(text: str) -> list[Turn]:
-    """Turns from plain text.
-
-    With speaker lines (``User: ...``, ``Assistant: ...``, also ``System:``,
-    ``Tool:``, ``Human:``, ``AI:``) each one starts a turn that runs to the
-    next (text before the first one is a user turn); without them, each
-    non-empty paragraph is a user turn.  Blank lines at the edges of a turn
-    are dropped, everything else (trailing spaces too) is kept; a fenced code
-    block stays in one turn.  ``\\r\\n`` becomes ``\\n``.
-    """
-    lines = text.replace("\r\n", "\n").split("\n")
-    turns: list[Turn] = []
-    for role, block in _blocks(lines):
-        while block and not block[0].strip():
-            block = block[1:]
-        while block and not block[-1].strip():
-            block = block[:-1]
-        content = "\n".join(block)
-        if content.strip():
-            _check_text(content)
-            turns.append(Turn(role or "user", content))
-    return turns
-
-
-def parse_turns(text: str, *, source: str = "<stdin>", fmt: str = "auto") -> list[Turn]:
-    """Turns from ``text``: JSONL when ``fmt`` says so, or (``auto``) when the first non-blank
-    character is ``{`` or ``source`` ends with ``.jsonl``; plain text otherwise.
-
-    Raises:
-        InvalidInput: an unknown format, or a bad JSONL line (with its line number).
-    """
-    if fmt not in FORMATS:
-        raise InvalidInput(f"unknown input format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    text = text.removeprefix("\ufeff")
-    if fmt == "auto":
-        fmt = "jsonl" if source.endswith(".jsonl") or text.lstrip().startswith("{") else "text"
-    return parse_jsonl(text, source) if fmt == "jsonl" else parse_text(text)
 
 
 # ---------------------------------------------------------------- rendering
@@ -420,10 +213,6 @@ def _save_record(vault: Vault, session: str, record: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- ingest
 
 
-def now() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
-
-
 def ingest(vault: Vault, turns: Iterable[Turn], *, session: str = DEFAULT_SESSION, llm: Llm,
            flush: bool = False) -> IngestResult:
     """Buffer ``turns`` in ``session``, compacting spans into episodes as they close (see the module).
@@ -438,11 +227,8 @@ def ingest(vault: Vault, turns: Iterable[Turn], *, session: str = DEFAULT_SESSIO
     if not vault.config.vault.learning:
         raise InvalidInput("learning is off (vault.learning = false): conversations are not ingested")
     result = IngestResult(session)
-    with fsio.recording() as touched:
-        try:
-            _ingest(vault, list(turns), session, llm, flush, result)
-        finally:
-            vault.after_write(touched)
+    with vault.batch(sync_on_error=True):  # episodes written before a failure are indexed too
+        _ingest(vault, list(turns), session, llm, flush, result)
     return result
 
 
@@ -532,7 +318,7 @@ class _Compacter:
         digest = self.llm.digest(transcript(turns), self.vault.scan().tags(), kind="conversation")
         stamp = now()
         vault = self.vault
-        with vault.lock.hold():
+        with vault.transaction() as tx:
             scan = vault.scan()
             memory, redacted = build_episode(digest, turns, self.session, scan, stamp)
             text = text_digest(memory_text(memory))
@@ -546,7 +332,7 @@ class _Compacter:
                 episode = Episode(stored.memory.id, stored.path, stored.memory.title, len(turns),
                                   stored.memory.tags, stored.memory.links, action="existing")
             else:
-                episode = self._write(memory, scan, len(turns), sum(b.redacted for b in span) + redacted)
+                episode = self._write(tx, memory, scan, len(turns), sum(b.redacted for b in span) + redacted)
         # Only now, with the episode stored and journalled, are its turns cut from the buffer.
         rest = self.buffer[count:]
         fsio.write_atomic(self.path, "".join(b.to_line() for b in rest))
@@ -557,12 +343,12 @@ class _Compacter:
         self.result.episodes.append(episode)
         return episode
 
-    def _write(self, memory: Memory, scan: Scan, turns: int, redacted: int) -> Episode:
+    def _write(self, tx: Transaction, memory: Memory, scan: Scan, turns: int, redacted: int) -> Episode:
         vault = self.vault
         related = linked_memories(memory, scan)
         memory = memory.replace(links=tuple(e.memory.id for e in related))
         rel = store.choose_path(vault.root, store.folder_for(memory), memory)
-        store.write(vault.root, rel, memory)
+        tx.write(rel, memory)
         events = [vault.add_event(memory, source=memory.source, session=self.session, turns=turns,
                                   tags=list(memory.tags), links=list(memory.links), redacted=redacted,
                                   by=self.llm.name)]
@@ -570,11 +356,11 @@ class _Compacter:
         for entry in related:
             other = entry.memory
             if memory.id not in other.links:
-                store.write(vault.root, entry.path, other.replace(links=(*other.links, memory.id)), entry.parsed)
+                tx.write(entry.path, other.replace(links=(*other.links, memory.id)), entry.parsed)
             shared = sorted({t for t in other.tags if t.casefold() in wanted})
             events.append(Event("link", other.id, {"to": memory.id, "reason": f"shared tag {', '.join(shared)}",
                                                    "source": memory.source}))
-        vault.journal.append(events)
+        tx.record(*events)
         return Episode(memory.id, rel, memory.title, turns, memory.tags, memory.links)
 
 
@@ -598,7 +384,7 @@ def episode_tags(tags: Iterable[str], existing: Iterable[str], said: str = "",
         clean = clip(_one_line(str(tag)), 64)
         if not clean:
             continue
-        if clean.casefold() in _LABELS and not re.search(rf"(?i)\b{re.escape(clean)}\b", said):
+        if clean.casefold() in LABELS and not re.search(rf"(?i)\b{re.escape(clean)}\b", said):
             continue
         out.setdefault(clean.casefold(), known.get(clean.casefold(), clean))
         if len(out) == MAX_TAGS:

@@ -14,7 +14,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import store
 from ..errors import VaultBusy
 from ..format.memory import split_detail, with_detail
 from ..format.redact import redact_counted
@@ -48,17 +47,15 @@ def detail(vault: Vault, memory_id: str, llm: Llm) -> Detail:
     if entry.memory.plain or entry.in_trash:  # a person's plain note or a trashed memory is not rewritten
         return Detail(text, cached=False, saved=False)
     try:
-        with vault.lock.hold():
+        with vault.transaction() as tx:
             current = vault.find(memory_id)
             if current.memory.body != entry.memory.body:  # changed meanwhile: answer, do not cache
                 return Detail(text, cached=False, saved=False)
             updated = current.memory.replace(body=with_detail(raw, text))
-            store.write(vault.root, current.path, updated, current.parsed)
+            tx.write(current.path, updated, current.parsed)
             digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()
-            vault.journal.append([Event("detail", memory_id, {"by": llm.name, "text_sha256": digest,
-                                                              "redacted": redactions})])
+            tx.record(Event("detail", memory_id, {"by": llm.name, "text_sha256": digest, "redacted": redactions}))
     except VaultBusy:
         return Detail(text, cached=False, saved=False)
-    vault.after_write([store.inside(vault.root, current.path)])
     return Detail(text, cached=False, saved=True)
 

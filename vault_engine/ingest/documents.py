@@ -30,15 +30,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import fsio, store
+from .. import store
+from ..clock import now
 from ..errors import ForgottenContent, InvalidInput
 from ..format.ids import new_memory_id
-from ..format.memory import SCOPES, Memory, from_fields, memory_text, render, text_digest
+from ..format.memory import SCOPES, Memory, from_fields, memory_text, text_digest
 from ..format.redact import redact, redact_counted
 from ..journal import Event, forgotten_digests
 from ..llm.base import RECALLS, Digest, Llm
 from ..store import Scan
-from ..vault import Vault, indexed, now
+from ..vault import Vault
 
 DIGEST_KEY = "document_sha256"
 PART_KEY = "part"
@@ -241,7 +242,6 @@ def _clean(digest: Digest, fallback: str) -> Digest:
                   recall=recall, tags=tags)
 
 
-@indexed
 def ingest_document(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_size: int | None = None,
                     overlap: int | None = None, project: str | None = None, scope: str | None = None,
                     trust: str = DOCUMENT_TRUST, origin: str = "ingest-doc") -> DocumentResult:
@@ -256,6 +256,13 @@ def ingest_document(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_
         ForgottenContent: a part's text was permanently forgotten.
         LlmUnavailable: the model could not digest a part.
     """
+    with vault.batch():  # one sync at the end, whichever way it ends
+        return _ingest(vault, text, source=source, llm=llm, chunk_size=chunk_size, overlap=overlap,
+                       project=project, scope=scope, trust=trust, origin=origin)
+
+
+def _ingest(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_size: int | None, overlap: int | None,
+            project: str | None, scope: str | None, trust: str, origin: str) -> DocumentResult:
     settings = vault.config.ingest
     size = settings.chunk_size if chunk_size is None else chunk_size
     overlap = settings.overlap if overlap is None else overlap
@@ -287,6 +294,43 @@ def ingest_document(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_
         answer = _clean(llm.digest(clean[start:end], list(tags), kind="document"), "Untitled document")
         digests.append(answer)
         tags += [t for t in answer.tags if t not in tags]  # later parts reuse the earlier parts' tags
+    memories = _parts(spans, digests, clean, digest, scope=scope, project=project, trust=trust, source=source)
+    ids = [m.id for m in memories]
+    with vault.transaction() as tx:
+        events = list(vault.journal.events())
+        forgotten = forgotten_digests(events)
+        for memory in memories:
+            blocked = forgotten.get(text_digest(memory_text(memory)))
+            if blocked is not None:
+                raise ForgottenContent(f"part {memory.extra[PART_KEY]} of this document was permanently "
+                                       f"forgotten ({blocked}); nothing was ingested")
+        scan = vault.scan()
+        existing = _existing(scan, digest)
+        if existing[0]:  # ingested by another writer meanwhile
+            return duplicate(existing)
+        used = set(scan.entries) | {e.memory for e in events}
+        if used & set(ids):  # pragma: no cover - ids are fresh ULIDs
+            raise InvalidInput("a new memory id is already used in this vault; try again")
+        taken: set[str] = set()
+        writes: list[tuple[str, Memory, None]] = []
+        parts: list[Part] = []
+        journal: list[Event] = []
+        for memory in memories:
+            rel = store.choose_path(vault.root, store.folder_for(memory), memory, taken)
+            taken.add(rel)
+            writes.append((rel, memory, None))
+            parts.append(Part(memory.id, rel, memory.title, memory.summary, str(memory.extra[PART_KEY])))
+            journal.append(Vault.add_event(memory, "import", origin=origin, source=source,
+                                           **{DIGEST_KEY: digest, PART_KEY: memory.extra[PART_KEY]},
+                                           redactions=redactions))
+        tx.write_many(writes)
+        tx.record(*journal)
+    return DocumentResult(parts, False, digest, source, redactions, len(clean))
+
+
+def _parts(spans: list[tuple[int, int]], digests: list[Digest], clean: str, digest: str, *, scope: str,
+           project: str | None, trust: str, source: str) -> list[Memory]:
+    """One linked ``document`` memory per span of ``clean`` (each links to its neighbours)."""
     stamp = now()
     count = len(spans)
     ids = [new_memory_id() for _ in spans]
@@ -317,36 +361,7 @@ def ingest_document(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_
         }
         memories.append(from_fields({k: v for k, v in fields.items() if v is not None}, clean[start:end],
                                     path="<document>"))
-    with vault.lock.hold():
-        events = list(vault.journal.events())
-        forgotten = forgotten_digests(events)
-        for memory in memories:
-            blocked = forgotten.get(text_digest(memory_text(memory)))
-            if blocked is not None:
-                raise ForgottenContent(f"part {memory.extra[PART_KEY]} of this document was permanently "
-                                       f"forgotten ({blocked}); nothing was ingested")
-        scan = vault.scan()
-        existing = _existing(scan, digest)
-        if existing[0]:  # ingested by another writer meanwhile
-            return duplicate(existing)
-        used = set(scan.entries) | {e.memory for e in events}
-        if used & set(ids):  # pragma: no cover - ids are fresh ULIDs
-            raise InvalidInput("a new memory id is already used in this vault; try again")
-        taken: set[str] = set()
-        writes = []
-        parts: list[Part] = []
-        journal: list[Event] = []
-        for memory in memories:
-            rel = store.choose_path(vault.root, store.folder_for(memory), memory, taken)
-            taken.add(rel)
-            writes.append((store.inside(vault.root, rel), render(memory)))
-            parts.append(Part(memory.id, rel, memory.title, memory.summary, str(memory.extra[PART_KEY])))
-            journal.append(Vault.add_event(memory, "import", origin=origin, source=source,
-                                           **{DIGEST_KEY: digest, PART_KEY: memory.extra[PART_KEY]},
-                                           redactions=redactions))
-        fsio.write_many_atomic(writes)
-        vault.journal.append(journal)
-    return DocumentResult(parts, False, digest, source, redactions, len(clean))
+    return memories
 
 
 def tool_source(name: str) -> str:
@@ -381,7 +396,6 @@ def reference(result: DocumentResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-@indexed
 def remember_output(vault: Vault, text: str, /, *, source: str, llm: Llm, min_chars: int | None = None,
                     project: str | None = None) -> OutputResult:
     """Keep a long tool output as a ``document`` and return a short reference to it.
@@ -394,6 +408,12 @@ def remember_output(vault: Vault, text: str, /, *, source: str, llm: Llm, min_ch
         InvalidInput: no tool name, or ``min_chars`` below 0.
         LlmUnavailable: the model could not digest a part (nothing is written).
     """
+    with vault.batch():
+        return _remember_output(vault, text, source=source, llm=llm, min_chars=min_chars, project=project)
+
+
+def _remember_output(vault: Vault, text: str, /, *, source: str, llm: Llm, min_chars: int | None,
+                     project: str | None) -> OutputResult:
     source = tool_source(source)
     limit = vault.config.ingest.tool_output_min_chars if min_chars is None else min_chars
     if limit < 0:

@@ -40,6 +40,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .. import fsio, store
+from ..clock import now as clock
 from ..errors import InvalidInput, LlmUnavailable, ReflectionFailed, VaultError
 from ..format.ids import derived_event_id, new_memory_id
 from ..format.memory import OUTCOMES, Memory, memory_text, text_digest
@@ -144,9 +145,6 @@ def reflect(vault: Vault, *, llm: Llm, now: datetime | None = None, dry_run: boo
         InvalidInput: learning is off (``vault.learning = false``).
         ReflectionFailed: the model could not answer (journaled; retried by a later run).
     """
-    from ..vault import indexed
-    from ..vault import now as clock
-
     if not vault.config.vault.learning:
         raise InvalidInput("learning is off (vault.learning = false): reflection proposes nothing")
     stamp = now or clock()
@@ -173,7 +171,7 @@ def reflect(vault: Vault, *, llm: Llm, now: datetime | None = None, dry_run: boo
     if dry_run:
         report.outcomes = [_plan(d, shown, scan, stamp) for d in deltas]
         return report
-    report.outcomes, report.event = indexed(_apply)(vault, window, deltas, shown, llm.name, stamp)
+    report.outcomes, report.event = _apply(vault, window, deltas, shown, llm.name, stamp)
     _save_state(vault, window.through, 0, None)
     return report
 
@@ -264,8 +262,8 @@ def _failed(vault: Vault, window: _Window, exc: LlmUnavailable, stamp: datetime)
     if skipped:
         payload.update(skipped=True, through=window.through, events=len(window.evidence))
     event_id = derived_event_id("reflection-failed", window.key, str(attempt))
-    with vault.lock.hold():
-        vault.journal.append([Event("reflection-failed", "", payload, id=event_id, ts=format_datetime(stamp))])
+    with vault.transaction(sync=False) as tx:  # the journal only: nothing for the indexes
+        tx.record(Event("reflection-failed", "", payload, id=event_id, ts=format_datetime(stamp)))
     if skipped:
         _save_state(vault, window.through, 0, None)
         message = (f"reflection failed {attempt} times ({exc.one_line()}); "
@@ -309,7 +307,7 @@ def _apply(vault: Vault, window: _Window, deltas: Sequence[Delta], shown: set[st
     """Apply each delta under the writer lock, then journal the run (its ``reflection`` event id)."""
     event_id = derived_event_id("reflection", window.key, window.through)
     outcomes: list[Outcome] = []
-    with vault.lock.hold():
+    with vault.transaction() as tx:
         if event_id in vault.journal.known_ids():  # another run reflected on this window meanwhile
             return [], event_id
         for n, delta in enumerate(deltas):
@@ -323,7 +321,7 @@ def _apply(vault: Vault, window: _Window, deltas: Sequence[Delta], shown: set[st
             "deltas": [{"op": o.delta.op, "target": o.delta.target, "action": o.action, "id": o.id}
                        for o in outcomes],
         }
-        vault.journal.append([Event("reflection", "", payload, id=event_id, ts=format_datetime(stamp))])
+        tx.record(Event("reflection", "", payload, id=event_id, ts=format_datetime(stamp)))
     return outcomes, event_id
 
 
@@ -345,7 +343,8 @@ def _do(vault: Vault, planned: Outcome, reflection: str, n: int, model: str, sta
                    "reflection": reflection}
         event = Event("conflict", target, payload, id=derived_event_id("conflict", reflection, str(n)),
                       ts=format_datetime(stamp))
-        vault.journal.append([event])
+        with vault.transaction() as tx:  # joins the reflection's
+            tx.record(event)
         return planned
     if action == "forget":
         vault.forget(target)

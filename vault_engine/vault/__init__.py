@@ -1,19 +1,11 @@
 """The vault: one open vault and the operations that change it."""
 
-from .vault import (
-    AddResult,
-    ChangeResult,
-    FeedbackResult,
-    ImportResult,
-    NewMemory,
-    ReplayDiff,
-    Status,
-    Vault,
-    apply_outcome,
-    governed_ids,
-    indexed,
-    now,
-)
+from ..clock import now
+from ..journal import governed_ids
+from .results import AddResult, ChangeResult, FeedbackResult, ImportResult, NewMemory, ReplayDiff, Status
+from .revise import apply_outcome
+from .transaction import Transaction
+from .vault import Vault
 
 __all__ = [
     "AddResult",
@@ -23,9 +15,9 @@ __all__ = [
     "NewMemory",
     "ReplayDiff",
     "Status",
+    "Transaction",
     "Vault",
     "apply_outcome",
     "governed_ids",
-    "indexed",
     "now",
 ]

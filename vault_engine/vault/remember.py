@@ -1,0 +1,267 @@
+"""Remembering: one memory (``add``) or many (``import_jsonl``); the same text twice adds evidence."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from .. import store
+from ..clock import now
+from ..errors import ForgottenContent, InvalidInput, VaultError
+from ..format.ids import new_memory_id
+from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_digest
+from ..format.redact import redact, redact_data
+from ..format.text import is_one_off, make_summary, make_title
+from ..journal import Event, forgotten_digests
+from ..store import Entry, Scan
+from .ports import Open as Vault
+from .results import AddResult, ImportResult, NewMemory
+
+
+def build(request: NewMemory, stamp: datetime) -> Memory:
+    """The new memory ``request`` asks for, stamped ``stamp`` (text and fields redacted)."""
+    text = redact(request.text.strip("\n")).rstrip() + "\n"
+    if not text.strip():
+        raise InvalidInput("memory text is empty")
+    scope = request.scope or ("project" if request.project else "global")
+    core = request.type == "core-profile"
+    fields: dict[str, Any] = {
+        "id": new_memory_id(),
+        "title": redact(request.title.strip()) if request.title and request.title.strip() else make_title(text),
+        "type": request.type,
+        "class": request.klass,
+        "scope": scope,
+        "project": redact(request.project) if request.project else None,
+        "paths": list(request.paths),
+        "tasks": list(request.tasks),
+        "operations": list(request.operations),
+        "phases": list(request.phases),
+        "authority": request.authority,
+        "trust": request.trust,
+        "lifecycle": "proven" if request.authority == "explicit" else "trial",
+        "recall": request.recall or ("passive" if core else "active"),
+        "tier": request.tier or ("hot" if core else "cold"),
+        "importance": request.importance,
+        "summary": redact(request.summary) if request.summary else make_summary(text),
+        "trigger": redact(request.trigger) if request.trigger else "",
+        "tags": [redact(tag) for tag in request.tags],
+        "source": redact(request.source),  # a document URI may carry user:password@
+        "created": stamp,
+        "updated": stamp,
+        **request.extra,
+    }
+    return from_fields({k: v for k, v in fields.items() if v is not None}, text, path="<new memory>")
+
+
+def add_event(memory: Memory, kind: str = "add", **details: Any) -> Event:
+    """The journal event of a new memory: what replay needs of it, plus ``details``."""
+    return Event(
+        kind,
+        memory.id,
+        {
+            "authority": memory.authority,
+            "lifecycle": memory.lifecycle,
+            "title": memory.title,
+            "text_sha256": text_digest(memory_text(memory)),
+            "type": memory.type,
+            "proof_count": memory.proof_count,
+            "applied": {k: v for k, v in memory.applied.items() if v},
+            **details,
+        },
+    )
+
+
+def fold_evidence(entry: Entry, source: str, stamp: datetime) -> tuple[Memory, Event]:
+    """``entry`` seen again from ``source``: one more proof, and the event that says so."""
+    memory = entry.memory
+    # The baseline: what replay starts from when this is the first event it meets about the memory.
+    baseline = {"lifecycle": memory.lifecycle, "authority": memory.authority, "proof_count": memory.proof_count,
+                "applied": {k: v for k, v in memory.applied.items() if v}}
+    event = Event("evidence", memory.id, {"source": source, "baseline": baseline})
+    updated = memory.replace(
+        proof_count=memory.proof_count + 1,
+        evidence=(*memory.evidence, {"event": event.id, "source": source}),
+        updated=stamp,
+    )
+    return updated, event
+
+
+def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_forgotten: bool = False) -> AddResult:
+    """Remember one memory; the same text twice adds evidence instead of a duplicate.
+
+    Raises:
+        InvalidInput: empty text, a one-off instruction, or bad field values.
+        ForgottenContent: the text was permanently forgotten.
+    """
+    phrase = is_one_off(request.text)
+    if phrase and not allow_one_off:
+        raise InvalidInput(
+            f"not stored: '{phrase}' marks a one-off instruction, not a lasting memory (use --force to keep it)"
+        )
+    stamp = now()
+    memory = build(request, stamp)
+    check_learning(vault, memory)
+    digest = text_digest(memory_text(memory))
+    with vault.transaction() as tx:
+        forgotten = forgotten_digests(vault.journal.events())
+        if digest in forgotten and not allow_forgotten:
+            raise ForgottenContent(
+                f"this text was permanently forgotten ({forgotten[digest]}) and is not re-learned"
+            )
+        scan = vault.scan()
+        for entry in scan.active():
+            if text_digest(memory_text(entry.memory)) == digest and entry.memory.lifecycle != "superseded":
+                updated, event = fold_evidence(entry, memory.source, stamp)
+                tx.write(entry.path, updated, entry.parsed)
+                tx.record(event)
+                return AddResult(entry.memory.id, entry.path, False,
+                                 "the same text was already remembered; evidence added")
+        notice: str | None = None
+        if memory.tier == "hot":
+            memory, notice = _admit_hot(vault, memory, scan, stamp)
+        rel = store.choose_path(vault.root, store.folder_for(memory), memory)
+        tx.write(rel, memory)
+        tx.record(add_event(memory))
+    return AddResult(memory.id, rel, True, notice)
+
+
+def _admit_hot(vault: Vault, memory: Memory, scan: Scan, stamp: datetime) -> tuple[Memory, str | None]:
+    """Run the hot tier's overflow before a hot write; a memory that still does not fit goes cold."""
+    from ..governance.actions import View
+    from ..governance.maintain import Executor, vetoes
+    from ..governance.tiers import admit
+
+    view = View.from_scan(scan, stamp, vault.config, vault.root, vetoes(vault.journal))
+    actions, memory, notice = admit(view, memory)
+    if actions:
+        executor = Executor(vault, scan, stamp)
+        for action in actions:
+            executor.apply(action)
+        moved = ", ".join(a.memory for a in actions)
+        notice = (notice + "; " if notice else "") + f"hot tier overflow moved {moved} to cold"
+    return memory, notice
+
+
+def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>") -> ImportResult:
+    """Bulk add: one JSON object per line (frontmatter keys plus ``body``).
+
+    Valid lines are imported even when others fail; each failure carries its line number.
+    """
+    stamp = now()
+    errors: list[VaultError] = []
+    parsed = _parse_lines(vault, lines, stamp, source_name, errors)
+    added: list[str] = []
+    merged: list[str] = []
+    with vault.transaction() as tx:
+        journal_events = list(vault.journal.events())
+        forgotten = forgotten_digests(journal_events)
+        scan = vault.scan()
+        used_ids = set(scan.entries) | {e.memory for e in journal_events}
+        by_digest = {
+            text_digest(memory_text(e.memory)): e for e in scan.active() if e.memory.lifecycle != "superseded"
+        }
+        pending: dict[str, tuple[str, Memory, ParsedFile | None]] = {}  # id -> (path, memory, original)
+        taken: set[str] = set()
+        events: list[Event] = []
+        for number, memory in parsed:
+            digest = text_digest(memory_text(memory))
+            if digest in forgotten:
+                errors.append(ForgottenContent(
+                    f"text was permanently forgotten ({forgotten[digest]}); not imported",
+                    path=source_name, line=number,
+                ))
+                continue
+            if memory.id in used_ids:
+                errors.append(InvalidInput(
+                    f"id {memory.id} is already used in this vault; ids are never reused",
+                    path=source_name, line=number,
+                ))
+                continue
+            existing = by_digest.get(digest)
+            if existing is not None:
+                current = pending.get(existing.memory.id)
+                base = Entry(existing.path, ParsedFile(current[1], "")) if current else existing
+                updated, event = fold_evidence(base, memory.source, stamp)
+                pending[existing.memory.id] = (existing.path, updated, existing.parsed)
+                events.append(event)
+                merged.append(existing.memory.id)
+                continue
+            rel = store.choose_path(vault.root, store.folder_for(memory), memory, taken)
+            taken.add(rel)
+            used_ids.add(memory.id)
+            pending[memory.id] = (rel, memory, None)
+            by_digest[digest] = Entry(rel, ParsedFile(memory, ""))
+            events.append(add_event(memory, "import"))
+            added.append(memory.id)
+        tx.write_many(list(pending.values()))
+        tx.record(*events)
+    return ImportResult(added, merged, errors)
+
+
+def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_name: str,
+                 errors: list[VaultError]) -> list[tuple[int, Memory]]:
+    """The memories of the valid lines, by line number; each invalid line adds its error to ``errors``."""
+    parsed: list[tuple[int, Memory]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(InvalidInput(f"not valid JSON: {exc.msg}", path=source_name, line=number))
+            continue
+        except (ValueError, RecursionError):  # a number with too many digits, or nesting too deep
+            errors.append(InvalidInput("not valid JSON: a value is too large or too deeply nested",
+                                       path=source_name, line=number))
+            continue
+        if not isinstance(record, dict):
+            errors.append(InvalidInput("each line must be a JSON object", path=source_name, line=number))
+            continue
+        try:
+            parsed.append((number, _from_record(vault, record, stamp, source_name, number)))
+        except VaultError as exc:
+            exc.path, exc.line = source_name, number
+            errors.append(exc)
+    return parsed
+
+
+def _from_record(vault: Vault, record: dict[str, Any], stamp: datetime, source_name: str, number: int) -> Memory:
+    record = dict(record)
+    body = record.pop("body", "")
+    if not isinstance(body, str):
+        raise InvalidInput("key 'body' must be text")
+    body = redact(body)
+    if body and not body.endswith("\n"):
+        body += "\n"
+    record.setdefault("id", new_memory_id())
+    record.setdefault("type", "fact")  # as for `add`
+    if "title" not in record and body.strip():
+        record["title"] = make_title(body)
+    if "summary" not in record and body.strip():
+        record["summary"] = make_summary(body)
+    if record.get("project") and "scope" not in record:
+        record["scope"] = "project"
+    record.setdefault("authority", "explicit")
+    record.setdefault("lifecycle", "proven" if record["authority"] == "explicit" else "trial")
+    if record.get("type") == "core-profile":
+        record.setdefault("tier", "hot")
+        record.setdefault("recall", "passive")
+    record.setdefault("created", stamp)
+    record.setdefault("updated", stamp)
+    for key in record:  # every value a secret could hide in (tags, source, evidence, unknown keys)
+        if key != "id":
+            record[key] = redact_data(record[key])
+    memory = from_fields(record, body, path=source_name)
+    if not memory_text(memory).strip():
+        raise InvalidInput("memory has no text (body, summary or title)")
+    check_learning(vault, memory)
+    return memory
+
+
+def check_learning(vault: Vault, memory: Memory) -> None:
+    """With ``vault.learning = false`` nothing new is inferred; explicit memories still are added."""
+    if memory.authority == "inferred" and not vault.config.vault.learning:
+        raise InvalidInput("learning is off (vault.learning = false): inferred memories are not stored; "
+                           "add it as explicit (--authority explicit) or turn learning on")

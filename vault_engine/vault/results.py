@@ -1,0 +1,107 @@
+"""What the vault's operations return, and what a caller asks to remember."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..errors import VaultError
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    id: str
+    path: str
+    created: bool  # False: the same text already existed and gained evidence
+    notice: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    added: list[str]
+    merged: list[str]
+    errors: list[VaultError]
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeResult:
+    """What a correct, forget, rollback or restore did."""
+
+    action: str
+    id: str
+    path: str | None
+    related: str | None = None
+    event: str | None = None
+    conflicts: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackResult:
+    """What one reported outcome did to a memory."""
+
+    action: str  # recorded | promoted | superseded | already-recorded
+    id: str
+    path: str
+    outcome: str
+    old_lifecycle: str
+    lifecycle: str
+    applied: dict[str, int]
+    last_applied: datetime | None
+    application: str | None
+    event: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayDiff:
+    id: str
+    path: str
+    key: str
+    file_value: Any
+    journal_value: Any
+
+
+@dataclass(slots=True)
+class Status:
+    vault: str
+    memories: int
+    by_type: dict[str, int]
+    by_lifecycle: dict[str, int]
+    by_tier: dict[str, int]
+    trash: int
+    invalid: list[str]
+    hot_chars: int
+    hot_budget: int
+    journal_events: int
+    journal_warnings: list[str]
+    index: str
+    index_state: str  # current | stale | missing | unreadable
+    embedding_model: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """What a person or agent asks to remember."""
+
+    text: str
+    title: str | None = None
+    type: str = "fact"
+    klass: str | None = None
+    scope: str | None = None
+    project: str | None = None
+    paths: Sequence[str] = ()
+    tasks: Sequence[str] = ()
+    operations: Sequence[str] = ()
+    phases: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    trust: str = "learned"
+    authority: str = "explicit"
+    recall: str | None = None
+    tier: str | None = None
+    importance: float = 0.5
+    source: str = "user"
+    summary: str | None = None
+    trigger: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+

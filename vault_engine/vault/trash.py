@@ -1,0 +1,125 @@
+"""The trash: forgetting (a move to the trash, or a purge of every trace), restoring, and emptying it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from .. import store
+from ..clock import now
+from ..errors import InvalidInput, VaultError
+from ..format.ids import new_event_id
+from ..format.memory import memory_text, text_digest
+from ..journal import Event
+from ..store import Entry
+from .ports import Open as Vault
+from .results import ChangeResult
+
+
+def trash_path(vault: Vault, entry: Entry, taken: set[str] | None = None) -> str:
+    """A free path in the trash for ``entry`` (its file name when free), not among ``taken``."""
+    memory = entry.memory
+    name = entry.path.rsplit("/", 1)[-1]
+    suffix = memory.id[-6:] if memory.id.startswith("m-") else memory.id[:12]
+    stem = name[:-3]
+    while len(f"{stem}-{suffix}.md".encode("utf-8", "surrogateescape")) > 255:  # a file name's limit
+        stem = stem[:-1]
+    for dest in (f"{store.TRASH_DIR}/{name}", f"{store.TRASH_DIR}/{stem}-{suffix}.md",
+                 f"{store.TRASH_DIR}/{store.slugify(memory.id, 120)}.md"):
+        if not (vault.root / dest).exists() and dest not in (taken or ()):
+            return dest
+    return f"{store.TRASH_DIR}/{store.slugify(memory.id, 100)}-{new_event_id()[-8:]}.md"
+
+
+def move_to_trash(vault: Vault, entry: Entry, stamp: datetime, reason: str, dest: str | None = None) -> str:
+    """Move ``entry`` to the trash (write the trash copy, then remove the file); returns the new path.
+
+    ``dest`` (from :func:`trash_path`) names the trash file; by default a free one is chosen.
+    """
+    memory = entry.memory.replace(
+        trashed_at=stamp,
+        expires_at=stamp + timedelta(days=vault.config.vault.trash_days),
+        trashed_from=entry.path,
+        updated=stamp,
+        plain=False,
+        extra={**entry.memory.extra, "trash_reason": reason},
+    )
+    dest = dest or vault.trash_path(entry)
+    with vault.transaction(sync=False) as tx:  # the caller's transaction syncs
+        tx.check(entry.path, entry.parsed)  # a change made meanwhile is not dropped
+        tx.move(entry.path, dest, memory, None)
+    return dest
+
+
+def move_out_of_trash(vault: Vault, entry: Entry, stamp: datetime, dest: str | None = None) -> str:
+    """Move a trashed ``entry`` back to where it came from (``dest`` when given); returns the new path."""
+    extra = {k: v for k, v in entry.memory.extra.items() if k != "trash_reason"}
+    memory = entry.memory.replace(trashed_at=None, expires_at=None, trashed_from=None, updated=stamp, extra=extra)
+    dest = dest or entry.memory.trashed_from
+    if dest:
+        try:
+            store.inside(vault.root, dest)
+        except VaultError:
+            dest = None
+    if not dest or (vault.root / dest).exists() or not dest.endswith(".md"):
+        dest = store.choose_path(vault.root, store.folder_for(memory), memory)
+    with vault.transaction(sync=False) as tx:  # the caller's transaction syncs
+        tx.check(entry.path, entry.parsed)  # a change made meanwhile is not dropped
+        tx.move(entry.path, dest, memory, None)
+    return dest
+
+
+def forget(vault: Vault, memory_id: str, *, permanent: bool = False) -> ChangeResult:
+    """Move a memory to the trash with a tombstone, or purge every trace of it."""
+    stamp = now()
+    with vault.transaction() as tx:
+        scan = vault.scan()
+        entry = vault.entry(memory_id, scan)
+        if not permanent:
+            if entry.in_trash:
+                raise InvalidInput(f"{memory_id} is already in the trash (use --permanent to purge it)")
+            event = Event("forget", memory_id, {"title": entry.memory.title})
+            dest = vault.move_to_trash(entry, stamp, "forget")
+            tx.record(event)
+            return ChangeResult("forgotten", memory_id, dest, event=event.id)
+        digest = text_digest(memory_text(entry.memory))
+        tx.remove(entry.path)
+        vault.journal.scrub({memory_id})
+        event = Event("purge", memory_id, {"permanent": True, "text_sha256": digest})
+        tx.record(event)
+    return ChangeResult("purged", memory_id, None, event=event.id)
+
+
+def trash_list(vault: Vault) -> list[Entry]:
+    """The trashed memories, by path."""
+    return sorted(vault.scan().trashed(), key=lambda e: e.path)
+
+
+def restore(vault: Vault, memory_id: str) -> ChangeResult:
+    """Bring a memory back from the trash to where it was."""
+    stamp = now()
+    with vault.transaction() as tx:
+        entry = vault.entry(memory_id)
+        if not entry.in_trash:
+            raise InvalidInput(f"{memory_id} is not in the trash")
+        dest = vault.move_out_of_trash(entry, stamp)
+        event = Event("restore", memory_id, {})
+        tx.record(event)
+    return ChangeResult("restored", memory_id, dest, event=event.id)
+
+
+def trash_empty(vault: Vault, *, expired_only: bool = False) -> list[str]:
+    """Delete trashed memories for good (only expired ones with ``expired_only``)."""
+    stamp = now()
+    purged = []
+    with vault.transaction() as tx:
+        events = []
+        for entry in sorted(vault.scan().trashed(), key=lambda e: e.path):
+            expires = entry.memory.expires_at
+            if expired_only and (expires is None or expires > stamp):
+                continue
+            tx.remove(entry.path)
+            kind = "trash-expire" if expired_only else "purge"
+            events.append(Event(kind, entry.memory.id, {"permanent": False}))
+            purged.append(entry.memory.id)
+        tx.record(*events)
+    return purged

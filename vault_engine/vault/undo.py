@@ -1,0 +1,122 @@
+"""Undoing: the last correction, forget, superseding feedback or governance action of a memory."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..clock import now
+from ..errors import InvalidInput, NothingToUndo
+from ..journal import Event, feedback_superseded, governed_ids
+from ..store import Scan
+from .ports import Open as Vault
+from .results import ChangeResult
+from .transaction import Transaction
+
+
+def rollback(vault: Vault, memory_id: str | None = None, *, event_id: str | None = None) -> ChangeResult:
+    """Undo the last correct, forget, superseding feedback or governance action of ``memory_id``
+    (or exactly the journal event ``event_id``).
+
+    A correction is undone from either of its versions; a feedback that
+    superseded an inferred memory gets its earlier lifecycle back (its
+    counters stay: the outcome was reported); a governance action (a merge,
+    supersession, tier move, link, tag rewrite, decay or compaction) is
+    undone from any memory it touched.
+    """
+    stamp = now()
+    with vault.transaction() as tx:
+        events = list(vault.journal.events())
+        memory_id, target = _target(events, memory_id, event_id)
+        scan = vault.scan()
+        if target.kind == "govern":
+            from ..governance.maintain import undo
+
+            touched, conflicts = undo(vault, target, stamp)
+            action = str(target.payload.get("kind", "govern"))
+            event = Event("rollback", memory_id, {"undoes": target.id, "kind": "govern", "action": action,
+                                                  "conflicts": conflicts})
+            tx.record(event)
+            related = ", ".join(i for i in touched if i != memory_id) or None
+            return ChangeResult(f"undid {action}", memory_id, None, related, event.id, conflicts=conflicts)
+        result = _undo(vault, tx, target, memory_id, scan, stamp)
+        event = Event("rollback", memory_id, {"undoes": target.id, "kind": target.kind})
+        tx.record(event)
+    return ChangeResult(result.action, result.id, result.path, result.related, event.id)
+
+
+def _target(events: list[Event], memory_id: str | None, event_id: str | None) -> tuple[str, Event]:
+    """The memory and the journal event to undo (``NothingToUndo`` when there is none)."""
+    undone = {str(e.payload.get("undoes")) for e in events if e.kind == "rollback"}
+    purged = {e.memory for e in events if e.kind in ("purge", "trash-expire")}
+    if event_id is not None:
+        chosen = next((e for e in events if e.id == event_id), None)
+        if chosen is None:
+            raise NothingToUndo(f"no journal event {event_id}")
+        if chosen.id in undone:
+            raise NothingToUndo(f"{event_id} was already rolled back")
+        memory_id = chosen.memory
+    if memory_id is None:
+        raise InvalidInput("name a memory id or an event id to roll back")
+    if memory_id in purged and event_id is None:
+        raise NothingToUndo(f"{memory_id} was deleted for good; it cannot be rolled back")
+    target = None
+    for event in reversed(events):
+        if event.id in undone or (event_id is not None and event.id != event_id):
+            continue
+        if event.kind == "govern" and memory_id in governed_ids(event) and (
+                event_id is not None or event.payload.get("kind") != "repair"):  # a repair undoes nothing
+            target = event
+            break
+        if event.kind == "forget" and event.memory == memory_id:
+            target = event
+            break
+        if event.kind == "correct" and memory_id in (event.memory, event.payload.get("new")):
+            target = event
+            break
+        if feedback_superseded(event) and event.memory == memory_id:
+            target = event
+            break
+    if target is None:
+        if event_id is not None:
+            raise NothingToUndo(f"{event_id} is not a correction, forget, superseding feedback or "
+                                "governance action")
+        raise NothingToUndo(f"no correction, forget, superseding feedback or governance action of "
+                            f"{memory_id} to roll back")
+    if target.kind == "correct" and target.memory in purged:
+        raise NothingToUndo(f"{target.memory} was deleted for good; its correction cannot be rolled back")
+    return memory_id, target
+
+
+def _undo(vault: Vault, tx: Transaction, target: Event, memory_id: str, scan: Scan,
+          stamp: datetime) -> ChangeResult:
+    """Undo a forget, a superseding feedback or a correction (``target``) of ``memory_id``."""
+    if target.kind == "forget":
+        entry = vault.entry(memory_id, scan)
+        if not entry.in_trash:
+            raise NothingToUndo(f"{memory_id} is no longer in the trash")
+        dest = vault.move_out_of_trash(entry, stamp)
+        result = ChangeResult("restored", memory_id, dest)
+    elif target.kind == "feedback":
+        entry = vault.entry(memory_id, scan)
+        if entry.memory.lifecycle != "superseded":
+            raise NothingToUndo(f"{memory_id} is no longer superseded; its feedback has nothing to undo")
+        lifecycle = str(target.payload["old_lifecycle"])
+        tx.write(entry.path, entry.memory.replace(lifecycle=lifecycle), entry.parsed)
+        result = ChangeResult("reinstated", memory_id, entry.path)
+    else:
+        old_id, new_id = target.memory, str(target.payload["new"])
+        old = vault.entry(old_id, scan)
+        new = scan.entries.get(new_id)
+        if new is not None and new.memory.lifecycle == "superseded":
+            raise NothingToUndo(f"{new_id} was corrected again; roll back {new.memory.superseded_by} first")
+        restored = old.memory.replace(
+            lifecycle=str(target.payload.get("old_lifecycle", "proven")),
+            superseded_by=None,
+            tier=str(target.payload.get("old_tier", old.memory.tier)),
+            updated=stamp,
+        )
+        tx.write(old.path, restored, old.parsed)
+        if new is not None and not new.in_trash:
+            vault.move_to_trash(new, stamp, "rollback")
+        result = ChangeResult("rolled-back", old_id, old.path, related=new_id)
+    return result
