@@ -22,7 +22,8 @@ from ..errors import IndexStale, MemoryFileError, VaultError
 from ..format.memory import Memory, content_digest
 from ..format.text import sentences
 from ..fsio import remove_temps, write_atomic
-from ..retrieval import temporal, threads
+from ..retrieval import threads
+from ..retrieval.dates import date_words
 from ..store import Entry
 from .catalog import Catalog, CatalogRow, row_from_entry
 from .embedder import Embedder
@@ -250,7 +251,7 @@ def fulltext_document(entry: Entry, digest: str, context: tuple[str, str] = ("",
     return {
         "id": m.id, "title": m.title, "summary": m.summary, "trigger": m.trigger, "body": m.body,
         "tags": list(m.tags), "context": "\n".join(part for part in context if part),
-        "when": temporal.date_words(when) if when is not None else "",
+        "when": date_words(when) if when is not None else "",
         "type": m.type, "scope": m.scope, "project": m.project or "", "trust": m.trust, "lifecycle": m.lifecycle,
         "tier": m.tier,
         "status": "trashed" if entry.in_trash else "active", "hash": digest, "path": entry.path,

@@ -35,6 +35,7 @@ from ..config import RetrievalSettings
 from ..index.catalog import CatalogRow
 from ..index.fulltext import STOPWORDS
 from . import temporal
+from .dates import TimeSpan, closeness
 from .fusion import Fused
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -68,7 +69,7 @@ class QueryProfile:
 
     terms: frozenset[str]  # stemmed content words
     names: frozenset[str]  # every word, case folded (tags are compared with these)
-    spans: tuple[temporal.TimeSpan, ...]
+    spans: tuple[TimeSpan, ...]
 
     @classmethod
     def of(cls, query: str, today: date) -> QueryProfile:
@@ -100,7 +101,7 @@ def features(profile: QueryProfile, candidate: Candidate, slack_days: int) -> di
         out["tags"] = len(named) / len(candidate.tags)
     if profile.spans and candidate.occurred_at is not None:
         day = candidate.occurred_at.date() if isinstance(candidate.occurred_at, datetime) else candidate.occurred_at
-        out["time"] = temporal.closeness(day, [_in_year(span, day.year) for span in profile.spans], slack_days)
+        out["time"] = closeness(day, [_in_year(span, day.year) for span in profile.spans], slack_days)
     return out
 
 
@@ -109,13 +110,13 @@ _MONTH_OR_SEASON = re.compile(
     r"(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|spring|summer|autumn|fall|winter)")
 
 
-def _in_year(span: temporal.TimeSpan, year: int) -> temporal.TimeSpan:
+def _in_year(span: TimeSpan, year: int) -> TimeSpan:
     """A month or season named without a year ("in June") matches that month of any year: the
     span is moved into the candidate's year.  Spans with a year, or relative ones, stay."""
     if _YEAR.search(span.text) or not _MONTH_OR_SEASON.search(span.text) or span.start.year != span.end.year:
         return span
     try:
-        return temporal.TimeSpan(span.start.replace(year=year), span.end.replace(year=year), span.text)
+        return TimeSpan(span.start.replace(year=year), span.end.replace(year=year), span.text)
     except ValueError:  # 29 February
         return span
 
