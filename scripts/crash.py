@@ -295,9 +295,10 @@ def check_journal(root: Path, figures: Figures, where: str, closed: set[bytes]) 
 def check_indexes(vault: Vault, figures: Figures, where: str) -> None:
     """The catalog, full text, vectors, pages and stat cache agree with the files (after a sync)."""
     from vault_engine.index.catalog import Catalog
+    from vault_engine.index.derived import embedding_texts, text_fingerprint
+    from vault_engine.index.disk import STAT_CACHE
     from vault_engine.index.fulltext import FullTextIndex
     from vault_engine.index.pages import render_pages
-    from vault_engine.index.sync import STAT_CACHE, embedding_texts, text_fingerprint
     from vault_engine.index.vectors import VectorStore
 
     root = vault.root

@@ -616,7 +616,7 @@ def seed_vectors(root: Path, embedder: Embedder, seed: int = 7, batch: int = 100
 
     from vault_engine import store
     from vault_engine.errors import MemoryFileError
-    from vault_engine.index.sync import embedding_texts, text_fingerprint
+    from vault_engine.index.derived import embedding_texts, text_fingerprint
     from vault_engine.index.vectors import VectorRow, VectorStore
 
     started = time.perf_counter()
@@ -653,7 +653,7 @@ def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int =
     """(texts, tokens) that embedding every memory takes, each text cut at ``window`` tokens as the model does."""
     from vault_engine import store
     from vault_engine.errors import MemoryFileError
-    from vault_engine.index.sync import embedding_texts
+    from vault_engine.index.derived import embedding_texts
 
     tokenizer = embedder._token_tool()  # type: ignore[attr-defined]
     texts_total = tokens = 0

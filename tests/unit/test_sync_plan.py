@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault_engine.index.sync import ChangeSet, Located, plan_changes
+from vault_engine.index.plan import ChangeSet, Located, plan_changes
 
 
 def test_each_kind_of_change_is_classified() -> None:

@@ -7,7 +7,8 @@ from datetime import date
 
 import pytest
 
-from vault_engine.retrieval.temporal import TimeSpan, closeness, date_words, resolve
+from vault_engine.retrieval.dates import TimeSpan, closeness, date_words
+from vault_engine.retrieval.temporal import resolve
 
 TODAY = date(2023, 8, 15)  # a Tuesday in summer
 JANUARY = date(2024, 1, 10)  # a Wednesday in winter, just after a year boundary

@@ -1,9 +1,10 @@
-"""Sync planning: compare the files with what the indexes hold.
+"""Sync applies the plan: bring every derived index in line with the files.
 
-:func:`plan_changes` is pure: given each memory's (path, content digest) on
-disk and in the index, it returns the :class:`ChangeSet` to apply.  A file
-whose bytes are unchanged but whose path moved is a *move* (no re-embedding);
-a changed digest is a *modification*.
+:func:`sync` reads the disk (:mod:`disk`), plans the changes (:func:`plan.plan_changes`, pure),
+then applies them in named steps: the entries to index (and the thread neighbours whose
+context changed), the vectors that must be embedded again, the full-text documents, the pages,
+the catalog, the vocabulary and the stat cache.  :class:`Indexes` opens the parts, and rebuilds
+any that is stale.
 """
 
 from __future__ import annotations
@@ -12,255 +13,26 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import store
 from ..errors import IndexStale, MemoryFileError, VaultError
-from ..format.memory import Memory, content_digest
-from ..format.text import sentences
+from ..format.memory import content_digest
 from ..fsio import remove_temps, write_atomic
-from ..retrieval import temporal, threads
+from ..retrieval import threads
 from ..store import Entry
 from .catalog import Catalog, CatalogRow, row_from_entry
+from .derived import embedding_texts, fulltext_document, text_fingerprint
+from .disk import STAT_CACHE, DiskState, load_stat_cache, read_disk, read_paths
 from .embedder import Embedder
 from .fulltext import FullTextIndex
 from .pages import listed, write_pages
+from .plan import ChangeSet, Located, plan_changes
 from .vectors import VectorRow, VectorStore
 from .vocabulary import Vocabulary, vocabulary_terms
 
-
-@dataclass(frozen=True, slots=True)
-class Located:
-    """Where a memory's file is and which bytes it holds."""
-
-    path: str
-    digest: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChangeSet:
-    """What sync must do, by memory id."""
-
-    added: tuple[str, ...] = ()
-    modified: tuple[str, ...] = ()
-    moved: tuple[str, ...] = ()
-    deleted: tuple[str, ...] = ()
-    unchanged: int = 0
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def empty(self) -> bool:
-        return not (self.added or self.modified or self.moved or self.deleted)
-
-    def summary(self) -> str:
-        return (
-            f"{len(self.added)} added, {len(self.modified)} modified, {len(self.moved)} moved, "
-            f"{len(self.deleted)} deleted, {self.unchanged} unchanged"
-        )
-
-
-def plan_changes(disk: Mapping[str, Located], indexed: Mapping[str, Located]) -> ChangeSet:
-    """The changes that bring ``indexed`` in line with ``disk`` (both keyed by memory id)."""
-    added, modified, moved = [], [], []
-    unchanged = 0
-    for memory_id in sorted(disk):
-        now = disk[memory_id]
-        before = indexed.get(memory_id)
-        if before is None:
-            added.append(memory_id)
-        elif before.digest != now.digest:
-            modified.append(memory_id)
-        elif before.path != now.path:
-            moved.append(memory_id)
-        else:
-            unchanged += 1
-    deleted = sorted(set(indexed) - set(disk))
-    return ChangeSet(tuple(added), tuple(modified), tuple(moved), tuple(deleted), unchanged)
-
-
-# ---------------------------------------------------------------- reading the disk
-
-
-@dataclass(frozen=True, slots=True)
-class DiskFile:
-    """One memory file as sync sees it; ``entry`` is set only when the file had to be parsed."""
-
-    path: str
-    digest: str
-    memory_id: str
-    entry: Entry | None
-
-
-@dataclass(slots=True)
-class DiskState:
-    files: dict[str, DiskFile]  # memory id -> file
-    problems: list[VaultError]
-    parsed: int
-    stat_cache: dict[str, list[Any]]
-
-
-def _read_one(root: Path, rel: str, path: Path, known: Sequence[Any] | None,
-              problems: list[VaultError]) -> tuple[DiskFile, list[Any], bool] | None:
-    """One file's (DiskFile, stat-cache entry, parsed?), or None when it cannot be used."""
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    if known and len(known) == 4 and known[0] == info.st_mtime_ns and known[1] == info.st_size:
-        return DiskFile(rel, str(known[2]), str(known[3]), None), list(known), False
-    try:
-        data = store.read_bytes(root, rel)
-        digest = content_digest(data)
-        if known and len(known) == 4 and known[2] == digest:
-            return DiskFile(rel, digest, str(known[3]), None), [info.st_mtime_ns, info.st_size, digest, known[3]], False
-        entry = store.entry_from_bytes(rel, data)
-    except MemoryFileError as exc:
-        problems.append(exc)
-        if not known or len(known) != 4:
-            return None
-        # A file that is invalid for a while (mid-edit) keeps what the indexes
-        # hold; its cached stat stays old, so it is read again next time.
-        return DiskFile(rel, str(known[2]), str(known[3]), None), list(known), False
-    memory_id = entry.memory.id
-    return DiskFile(rel, digest, memory_id, entry), [info.st_mtime_ns, info.st_size, digest, memory_id], True
-
-
-def _choose(chosen: dict[str, DiskFile], candidate: DiskFile, dropped: dict[str, list[str]]) -> None:
-    current = chosen.get(candidate.memory_id)
-    if current is None:
-        chosen[candidate.memory_id] = candidate
-        return
-    keep, _ = store.resolve_duplicate(candidate.memory_id, current.path, candidate.path)
-    chosen[candidate.memory_id] = current if keep == current.path else candidate
-    dropped.setdefault(candidate.memory_id, []).append(current.path if keep == candidate.path else candidate.path)
-
-
-def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]]) -> DiskState:
-    """Every memory file's id and digest, parsing only files whose bytes changed.
-
-    ``stat_cache`` maps a path to ``[mtime_ns, size, digest, id]`` from the last sync;
-    a file with the same mtime and size is not even read.
-    """
-    problems: list[VaultError] = []
-    files: list[tuple[str, Path]] = []
-    for rel, path, problem in store.iter_markdown(root):
-        if problem is not None or path is None:
-            problems.append(MemoryFileError(problem or "unreadable", path=rel))
-        else:
-            files.append((rel, path))
-    state = DiskState({}, problems, 0, {})
-    _read_files(root, files, stat_cache, state)
-    return state
-
-
-def _read_files(root: Path, files: Iterable[tuple[str, Path]], stat_cache: Mapping[str, Sequence[Any]],
-                state: DiskState) -> None:
-    """Read ``files`` into ``state``: one file per id (duplicates reported), the stat cache, the parse count."""
-    dropped: dict[str, list[str]] = {}
-    for rel, path in files:
-        found = _read_one(root, rel, path, stat_cache.get(rel), state.problems)
-        if found is None:
-            continue
-        candidate, state.stat_cache[rel], was_parsed = found
-        state.parsed += was_parsed
-        _choose(state.files, candidate, dropped)
-    for memory_id, paths in dropped.items():  # each naming the copy in use, once all are seen
-        state.problems += [store.duplicate_problem(memory_id, state.files[memory_id].path, p) for p in paths]
-
-
-def _through_symlink(root: Path, rel: str) -> bool:
-    """Whether ``rel`` is a symlink or lies below one."""
-    path = root
-    for part in rel.split("/"):
-        path = path / part
-        if path.is_symlink():
-            return True
-    return False
-
-
-def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequence[Any]],
-               records: Mapping[str, tuple[str, str]]) -> tuple[DiskState, dict[str, Located]]:
-    """Like :func:`read_disk` for just ``rels``; also what the index held for them.
-
-    Returns the files found (by id) and the index records that they, or the
-    files gone from ``rels``, concern: planning over the two gives the same
-    changes a full walk would, without touching any other file.
-    """
-    wanted = sorted({rel for rel in rels if store.is_memory_path(rel)})
-    changed = set(wanted)
-    # The cache keeps every other file's entry; the changed ones are re-read (or gone).
-    state = DiskState({}, [], 0, {rel: list(v) for rel, v in stat_cache.items() if rel not in changed})
-    # A symlink, or a folder that is one, is never followed (as in a full walk): the file may live
-    # outside the vault, and file watchers report changes below a symlinked folder as the vault's own.
-    present = [(rel, root / rel) for rel in wanted if not _through_symlink(root, rel) and (root / rel).is_file()]
-    _read_files(root, present, stat_cache, state)
-    chosen, problems = state.files, state.problems
-    for memory_id, file in list(chosen.items()):
-        held = records.get(memory_id)
-        if held and held[0] != file.path and held[0] not in changed and (root / held[0]).is_file():
-            keep, duplicate = store.resolve_duplicate(memory_id, held[0], file.path)
-            problems.append(duplicate)
-            if keep == held[0]:
-                del chosen[memory_id]
-    by_path = {path: memory_id for memory_id, (path, _digest) in records.items() if path in changed}
-    concerned = set(chosen) | set(by_path.values())
-    indexed = {i: Located(*records[i]) for i in concerned if i in records}
-    return state, indexed
-
-
-# ---------------------------------------------------------------- documents
-
-
-def embedding_texts(memory: Memory, embedder: Embedder,
-                    context: tuple[str, str] = ("", "")) -> list[tuple[str, int, str]]:
-    """(lane, chunk, text) to embed for a memory: the dual path of summary, trigger and body,
-    and for a turn of a conversation the turn between its neighbours (``context``: before, after)."""
-    out = [("summary", 0, memory.summary or memory.title)]
-    if memory.trigger.strip():
-        out.append(("trigger", 0, memory.trigger))
-    body = memory.body.strip()
-    if body:
-        out += [("body", n, piece) for n, piece in enumerate(embedder.chunks(body))]
-    around = threads.embedding_context(threads.turn_text(memory.title, memory.summary), *context)
-    if around:
-        out.append(("context", 0, around))
-    # Each sentence alone: a passage's mean embedding blurs the one sentence a question is about.
-    # Only short memories (a fact, a turn of a conversation): long ones are covered by body chunks,
-    # and a sentence lane for them would multiply the vectors search scans.  A sentence alone
-    # also loses its subject ("She gave it to me"), so it carries the memory's tags (or title).
-    pieces = sentences(f"{memory.summary or memory.title}\n\n{body}", limit=SENTENCES_PER_MEMORY + 1)
-    if 1 < len(pieces) <= SENTENCES_PER_MEMORY:
-        subject = ", ".join(memory.tags) or memory.title
-        out += [("sentence", n, piece if piece.casefold().startswith(subject.casefold()) else f"{subject}: {piece}")
-                for n, piece in enumerate(pieces)]
-    return out
-
-
-def text_fingerprint(texts: Sequence[tuple[str, int, str]]) -> str:
-    """What the vectors of a memory depend on: re-embed only when this changes."""
-    return content_digest(json.dumps(texts, ensure_ascii=False).encode("utf-8"))
-
-
-def fulltext_document(entry: Entry, digest: str, context: tuple[str, str] = ("", "")) -> dict[str, Any]:
-    m = entry.memory
-    when = m.occurred_at.date() if isinstance(m.occurred_at, datetime) else m.occurred_at
-    return {
-        "id": m.id, "title": m.title, "summary": m.summary, "trigger": m.trigger, "body": m.body,
-        "tags": list(m.tags), "context": "\n".join(part for part in context if part),
-        "when": temporal.date_words(when) if when is not None else "",
-        "type": m.type, "scope": m.scope, "project": m.project or "", "trust": m.trust, "lifecycle": m.lifecycle,
-        "tier": m.tier,
-        "status": "trashed" if entry.in_trash else "active", "hash": digest, "path": entry.path,
-    }
-
-
-# ---------------------------------------------------------------- apply
-
-STAT_CACHE = "sync-files.json"
-SENTENCES_PER_MEMORY = 8  # memories with more sentences get no sentence lane
 EMBED_BATCH = 256
 Progress = Callable[[int, int], None]
 
@@ -393,19 +165,6 @@ def update_vocabulary(indexes: Indexes, rows: Sequence[CatalogRow]) -> int:
         vocabulary.close()
 
 
-def _load_stat_cache(path: Path) -> dict[str, list[Any]]:
-    """The stat cache; unreadable, or any entry not ``[mtime_ns, size, digest, id]``, is left out (re-read)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {rel: known for rel, known in data.items()
-            if isinstance(known, list) and len(known) == 4 and all(type(v) is int for v in known[:2])
-            and all(isinstance(v, str) for v in known[2:])}
-
-
 FRESHNESS_STATES = ("current", "stale", "missing", "unreadable")
 
 
@@ -423,7 +182,7 @@ def freshness(root: Path) -> tuple[str, str]:
             catalog.close()
     except IndexStale as exc:
         return "unreadable", f"unreadable ({exc.message}); the next sync or search rebuilds it"
-    disk = read_disk(root, _load_stat_cache(state / STAT_CACHE))
+    disk = read_disk(root, load_stat_cache(state / STAT_CACHE))
     indexed = {i: Located(path, digest) for i, (path, digest) in records.items()}
     plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)
     if plan.empty:
@@ -513,6 +272,129 @@ def _remove_temps(root: Path, state_dir: Path) -> None:
     remove_temps(state_dir, lambda name: name == STAT_CACHE)
 
 
+@dataclass(slots=True)
+class _Survey:
+    """What the disk holds against the catalog's records, and what must be done about it."""
+
+    disk: DiskState
+    plan: ChangeSet
+    vector_hashes: dict[str, str]  # memory id -> fingerprint of the texts its vectors embed
+    repair: list[str]  # unchanged memories whose vectors or full-text document were lost
+
+
+@dataclass(slots=True)
+class _Batch:
+    """What the touched memories give each index."""
+
+    documents: list[dict[str, Any]]
+    rows: list[CatalogRow]
+    pending: list[tuple[str, str, list[tuple[str, int, str]]]]  # (id, fingerprint, texts) to embed
+    parsed: int
+
+
+def _survey(root: Path, indexes: Indexes, old_cache: Mapping[str, Sequence[Any]],
+            paths: Iterable[str] | None) -> _Survey:
+    """Read the disk (only ``paths``, when given and the catalog has records) and plan against the catalog."""
+    records = indexes.catalog.records()
+    targeted = paths is not None and bool(records)
+    if paths is not None and targeted:
+        disk, indexed = read_paths(root, paths, old_cache, records)
+    else:
+        disk = read_disk(root, old_cache)
+        indexed = {memory_id: Located(path, digest) for memory_id, (path, digest) in records.items()}
+    plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)
+    vector_hashes = indexes.vectors.hashes(disk.files) if targeted else indexes.vectors.hashes()
+    touched = set(plan.added) | set(plan.modified) | set(plan.moved)
+    repair: list[str] = []
+    if not targeted:
+        # Parts lost or torn while the catalog kept its rows (a crash, a deleted
+        # folder) are redone too: missing vectors, or a full-text index out of step.
+        repair = [i for i in disk.files if i in indexed and i not in touched and i not in vector_hashes]
+        if indexes.fulltext.count() != len(indexed):
+            repair = [i for i in disk.files if i in indexed and i not in touched]
+    return _Survey(disk, plan, vector_hashes, repair)
+
+
+def _entries(root: Path, survey: _Survey) -> tuple[dict[str, tuple[Entry, str]], int]:
+    """The (entry, digest) of every memory to index again, and how many files were parsed in all."""
+    plan, disk = survey.plan, survey.disk
+    parsed = disk.parsed
+    entries: dict[str, tuple[Entry, str]] = {}
+    for memory_id in (*plan.added, *plan.modified, *plan.moved, *survey.repair):
+        file = disk.files[memory_id]
+        entry = file.entry
+        if entry is None:
+            try:
+                entry = store.read_entry(root, file.path)
+            except MemoryFileError as exc:
+                disk.problems.append(exc)
+                continue
+            parsed += 1
+        entries[memory_id] = (entry, file.digest)
+    return entries, parsed
+
+
+def _batch(root: Path, indexes: Indexes, survey: _Survey) -> _Batch:
+    """Documents, rows and the texts to embed of the touched memories and of the turns beside them."""
+    entries, parsed = _entries(root, survey)
+    around, extra = _thread_changes(root, indexes.catalog, entries, survey.plan.deleted, survey.disk)
+    vector_hashes = survey.vector_hashes
+    if extra:
+        vector_hashes.update(indexes.vectors.hashes(extra))
+    entries.update(extra)
+    batch = _Batch([], [], [], parsed + len(extra))
+    for memory_id, (entry, digest) in entries.items():
+        context = threads.context_of(memory_id, around)
+        batch.documents.append(fulltext_document(entry, digest, context))
+        batch.rows.append(row_from_entry(entry, digest))
+        texts = embedding_texts(entry.memory, indexes.embedder, context)
+        fingerprint = text_fingerprint(texts)
+        if vector_hashes.get(memory_id) != fingerprint:
+            batch.pending.append((memory_id, fingerprint, texts))
+    return batch
+
+
+def _write_vectors(indexes: Indexes, batch: _Batch, deleted: Sequence[str],
+                   progress: Progress | None) -> tuple[int, float]:
+    """Embed the pending texts and store their vectors; (texts embedded, seconds embedding)."""
+    flat = [text for _, _, texts in batch.pending for _, _, text in texts]
+    started = time.perf_counter()
+    vectors = _embed(indexes.embedder, flat, progress)
+    seconds = time.perf_counter() - started
+    position = 0
+    items = []
+    for memory_id, fingerprint, texts in batch.pending:
+        vector_rows = [VectorRow(lane, chunk, vectors[position + n]) for n, (lane, chunk, _) in enumerate(texts)]
+        position += len(texts)
+        items.append((memory_id, fingerprint, vector_rows))
+    if items:
+        indexes.vectors.put_many(items)
+    if deleted:
+        indexes.vectors.delete(deleted)
+    return len(vectors), seconds
+
+
+def _update_pages(root: Path, indexes: Indexes, plan: ChangeSet, rows: Sequence[CatalogRow],
+                  stat_changed: bool) -> None:
+    """Rewrite the pages when what they list changed (or may have: ``stat_changed``)."""
+    before = indexes.catalog.get(row.id for row in rows) if rows else {}
+    # Pages list titles and summaries: an edit to a body alone leaves them as they are.
+    listed_change = bool(plan.added or plan.deleted or plan.moved) or any(
+        row.id not in before or listed(before[row.id]) != listed(row) for row in rows
+    )
+    # Files whose stat changed while no record did: touched, or changed back since a sync that was cut
+    # short after writing its pages; the pages are compared again (and rewritten only when they differ).
+    unsettled = plan.empty and stat_changed
+    if listed_change or unsettled or not (root / store.INDEX_PAGE).exists():
+        # Before the catalog commit, from the rows about to be committed: a crash in between leaves
+        # the catalog as it was, so the next sync plans the same changes and writes the pages again.
+        listing = {row.id: row for row in indexes.catalog.listing()}
+        listing.update((row.id, row) for row in rows)
+        for memory_id in plan.deleted:
+            listing.pop(memory_id, None)
+        write_pages(root, listing.values())
+
+
 def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress | None = None,
          paths: Iterable[str] | None = None) -> SyncReport:
     """Bring every index in line with the files (the caller holds the index lock).
@@ -528,93 +410,19 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
     if paths is None or full:
         _remove_temps(root, indexes.state_dir)
     cache_path = indexes.state_dir / STAT_CACHE
-    old_cache = _load_stat_cache(cache_path)
-    records = indexes.catalog.records()
-    targeted = paths is not None and not full and bool(records)
-    if targeted:
-        assert paths is not None
-        disk, indexed = read_paths(root, paths, old_cache, records)
-    else:
-        disk = read_disk(root, old_cache)
-        indexed = {memory_id: Located(path, digest) for memory_id, (path, digest) in records.items()}
-    plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)
-    vector_hashes = indexes.vectors.hashes(disk.files) if targeted else indexes.vectors.hashes()
-    touched = set(plan.added) | set(plan.modified) | set(plan.moved)
-    repair: list[str] = []
-    if not targeted:
-        # Parts lost or torn while the catalog kept its rows (a crash, a deleted
-        # folder) are redone too: missing vectors, or a full-text index out of step.
-        repair = [i for i in disk.files if i in indexed and i not in touched and i not in vector_hashes]
-        if indexes.fulltext.count() != len(indexed):
-            repair = [i for i in disk.files if i in indexed and i not in touched]
-
-    documents: list[dict[str, Any]] = []
-    rows: list[CatalogRow] = []
-    pending: list[tuple[str, str, list[tuple[str, int, str]]]] = []
-    parsed = disk.parsed
-    entries: dict[str, tuple[Entry, str]] = {}
-    for memory_id in (*plan.added, *plan.modified, *plan.moved, *repair):
-        file = disk.files[memory_id]
-        entry = file.entry
-        if entry is None:
-            try:
-                entry = store.read_entry(root, file.path)
-            except MemoryFileError as exc:
-                disk.problems.append(exc)
-                continue
-            parsed += 1
-        entries[memory_id] = (entry, file.digest)
-    around, extra = _thread_changes(root, indexes.catalog, entries, plan.deleted, disk)
-    if extra:
-        vector_hashes.update(indexes.vectors.hashes(extra))
-    parsed += len(extra)
-    entries.update(extra)
-    for memory_id, (entry, digest) in entries.items():
-        context = threads.context_of(memory_id, around)
-        documents.append(fulltext_document(entry, digest, context))
-        rows.append(row_from_entry(entry, digest))
-        texts = embedding_texts(entry.memory, indexes.embedder, context)
-        fingerprint = text_fingerprint(texts)
-        if vector_hashes.get(memory_id) != fingerprint:
-            pending.append((memory_id, fingerprint, texts))
-
-    flat = [text for _, _, texts in pending for _, _, text in texts]
-    started = time.perf_counter()
-    vectors = _embed(indexes.embedder, flat, progress)
-    seconds = time.perf_counter() - started
-    position = 0
-    items = []
-    for memory_id, fingerprint, texts in pending:
-        vector_rows = [VectorRow(lane, chunk, vectors[position + n]) for n, (lane, chunk, _) in enumerate(texts)]
-        position += len(texts)
-        items.append((memory_id, fingerprint, vector_rows))
-    if items:
-        indexes.vectors.put_many(items)
-    if plan.deleted:
-        indexes.vectors.delete(plan.deleted)
-    if documents or plan.deleted:
-        indexes.fulltext.apply(documents, plan.deleted)
-    before = indexes.catalog.get(row.id for row in rows) if rows else {}
-    # Pages list titles and summaries: an edit to a body alone leaves them as they are.
-    listed_change = bool(plan.added or plan.deleted or plan.moved) or any(
-        row.id not in before or listed(before[row.id]) != listed(row) for row in rows
-    )
-    # Files whose stat changed while no record did: touched, or changed back since a sync that was cut
-    # short after writing its pages; the pages are compared again (and rewritten only when they differ).
-    unsettled = plan.empty and disk.stat_cache != old_cache
-    if listed_change or unsettled or not (root / store.INDEX_PAGE).exists():
-        # Before the catalog commit, from the rows about to be committed: a crash in between leaves
-        # the catalog as it was, so the next sync plans the same changes and writes the pages again.
-        listing = {row.id: row for row in indexes.catalog.listing()}
-        listing.update((row.id, row) for row in rows)
-        for memory_id in plan.deleted:
-            listing.pop(memory_id, None)
-        write_pages(root, listing.values())
-    if rows or plan.deleted:
-        indexes.catalog.apply(rows, plan.deleted)
+    old_cache = load_stat_cache(cache_path)
+    survey = _survey(root, indexes, old_cache, None if full else paths)
+    plan, disk = survey.plan, survey.disk
+    batch = _batch(root, indexes, survey)
+    embedded, seconds = _write_vectors(indexes, batch, plan.deleted, progress)
+    if batch.documents or plan.deleted:
+        indexes.fulltext.apply(batch.documents, plan.deleted)
+    _update_pages(root, indexes, plan, batch.rows, disk.stat_cache != old_cache)
+    if batch.rows or plan.deleted:
+        indexes.catalog.apply(batch.rows, plan.deleted)
     # After the catalog: derived from it, and refilled from it when lost.
     if indexes.keeps_vocabulary:
-        update_vocabulary(indexes, rows)
+        update_vocabulary(indexes, batch.rows)
     if disk.stat_cache != old_cache:
         write_atomic(cache_path, json.dumps(disk.stat_cache, sort_keys=True, separators=(",", ":")))
-    return SyncReport(plan, parsed, len(vectors), disk.problems, indexes.notice, seconds)
+    return SyncReport(plan, batch.parsed, embedded, disk.problems, indexes.notice, seconds)

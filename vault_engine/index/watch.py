@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -149,14 +149,7 @@ def watch(
     model = embedder if embedder is not None else vault.embedder()
     stop = stop_event if stop_event is not None else threading.Event()
     root = str(vault.root)
-    delays = tuple(retry_seconds) or RETRY_SECONDS
-    failures = 0
-    retry_at: float | None = None
-    started = False
-    previous: set[str] = set()
-    changed_since_maintain = 0
-    learn_every = vault.config.watch.learn_every_minutes * 60
-    next_learn = time.monotonic() + learn_every
+    state = _Watching(vault, model, root, on_report, stop, tuple(retry_seconds) or RETRY_SECONDS)
 
     def relevant(change: Change, path: str) -> bool:
         return is_relevant(root, change, path)
@@ -171,42 +164,80 @@ def watch(
         for batch in batches:
             if stop.is_set():
                 break
-            if not started:
-                trigger = "start"
-            elif batch:
-                trigger = "changes"
-            elif retry_at is not None and time.monotonic() >= retry_at:
-                trigger = "retry"
-            else:
+            trigger = state.trigger(batch)
+            if trigger is None:
                 continue
-            begin = time.perf_counter()
-            try:
-                report = vault.sync(embedder=model, paths=_changed_files(root, batch) if trigger == "changes" else None)
-            except (VaultError, OSError) as exc:
-                error = exc if isinstance(exc, VaultError) else _failure(exc)
-                delay = delays[min(failures, len(delays) - 1)]
-                failures += 1
-                retry_at = time.monotonic() + delay
-                log.info("sync failed (%s); retrying in %gs", error.one_line(), delay)
-                on_report(WatchUpdate(trigger, len(batch), time.perf_counter() - begin, error=error, retry_in=delay))
-            else:
-                failures, retry_at = 0, None
-                fresh = tuple(p for p in report.problems if p.one_line() not in previous)
-                previous = {problem.one_line() for problem in report.problems}
-                on_report(WatchUpdate(trigger, len(batch), time.perf_counter() - begin, report, new_problems=fresh))
-            if not started:
-                started = True
-                _warm_up(model)
-            changed_since_maintain += len(batch)
-            reason = maintenance_due(vault, changed_since_maintain)
-            if reason is not None and not stop.is_set():
-                changed_since_maintain = 0
-                on_report(_maintain(vault, model, reason))
-            if learn_every > 0 and time.monotonic() >= next_learn and not stop.is_set():
-                next_learn = time.monotonic() + learn_every
-                on_report(learn(vault))
+            state.sync(trigger, batch)
+            state.after_sync(batch)
     finally:
         batches.close()  # releases the OS watches now, not whenever the generator is collected
+
+
+@dataclass(slots=True)
+class _Watching:
+    """One watch's state between batches: failures and the next retry, problems already
+    reported, changes since the last ``maintain``, and when learning runs next."""
+
+    vault: Vault
+    model: Embedder
+    root: str
+    on_report: Callable[[WatchUpdate], None]
+    stop: threading.Event
+    delays: tuple[float, ...]
+    failures: int = 0
+    retry_at: float | None = None
+    started: bool = False
+    previous: set[str] = field(default_factory=set)
+    changed_since_maintain: int = 0
+    learn_every: float = 0.0
+    next_learn: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.learn_every = self.vault.config.watch.learn_every_minutes * 60
+        self.next_learn = time.monotonic() + self.learn_every
+
+    def trigger(self, batch: set[tuple[Change, str]]) -> str | None:
+        """Why this batch (or tick) runs a sync: "start", "changes" or "retry"; None: it does not."""
+        if not self.started:
+            return "start"
+        if batch:
+            return "changes"
+        if self.retry_at is not None and time.monotonic() >= self.retry_at:
+            return "retry"
+        return None
+
+    def sync(self, trigger: str, batch: set[tuple[Change, str]]) -> None:
+        """Run one sync and report it; a failure is reported and scheduled for a retry."""
+        begin = time.perf_counter()
+        try:
+            report = self.vault.sync(embedder=self.model,
+                                     paths=_changed_files(self.root, batch) if trigger == "changes" else None)
+        except (VaultError, OSError) as exc:
+            error = exc if isinstance(exc, VaultError) else _failure(exc)
+            delay = self.delays[min(self.failures, len(self.delays) - 1)]
+            self.failures += 1
+            self.retry_at = time.monotonic() + delay
+            log.info("sync failed (%s); retrying in %gs", error.one_line(), delay)
+            self.on_report(WatchUpdate(trigger, len(batch), time.perf_counter() - begin, error=error, retry_in=delay))
+        else:
+            self.failures, self.retry_at = 0, None
+            fresh = tuple(p for p in report.problems if p.one_line() not in self.previous)
+            self.previous = {problem.one_line() for problem in report.problems}
+            self.on_report(WatchUpdate(trigger, len(batch), time.perf_counter() - begin, report, new_problems=fresh))
+
+    def after_sync(self, batch: set[tuple[Change, str]]) -> None:
+        """Warm the model after the start sync; run ``maintain`` and learning when they are due."""
+        if not self.started:
+            self.started = True
+            _warm_up(self.model)
+        self.changed_since_maintain += len(batch)
+        reason = maintenance_due(self.vault, self.changed_since_maintain)
+        if reason is not None and not self.stop.is_set():
+            self.changed_since_maintain = 0
+            self.on_report(_maintain(self.vault, self.model, reason))
+        if self.learn_every > 0 and time.monotonic() >= self.next_learn and not self.stop.is_set():
+            self.next_learn = time.monotonic() + self.learn_every
+            self.on_report(learn(self.vault))
 
 
 def maintenance_due(vault: Vault, changed: int, now: float | None = None) -> str | None:

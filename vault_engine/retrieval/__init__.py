@@ -1,1 +1,7 @@
-"""Retrieval: the searcher, its lanes, fusion, re-ranking, selectors, threads and dates."""
+"""Retrieval: the searcher, a short pipeline over its stages.
+
+request (what is asked and answered) -> filters -> lanes and feedback (candidates) -> fusion
+(RRF, boosts) -> rerank -> hits and explain (why-lines) -> neighbours -> collapse (duplicates,
+limit, budget).  Beside them: selectors (path globs), threads (conversation turns), temporal
+(the dates a question names) and dates (a memory's day in words, spans, the calendar).
+"""

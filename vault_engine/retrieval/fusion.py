@@ -1,10 +1,12 @@
 """Ranking: weighted reciprocal-rank fusion of the lanes, then multiplicative boosts.
 
 Pure functions over rankings and memory signals, so every rule is unit-tested
-without an index.  ``fuse`` combines lane rankings by weighted RRF and
+without an index.  :func:`fusion_input` groups the vector lanes as
+``vector_fusion`` says; ``fuse`` combines lane rankings by weighted RRF and
 normalises to (0, 1] against the best possible score (first in every lane);
 ``boost`` multiplies a score by ``1 + alpha * (signal - 0.5)`` per signal, where
-a missing signal contributes exactly 1.0.
+a missing signal contributes exactly 1.0; :func:`prune` drops the candidates
+that no boost can lift onto the shortlist.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Protocol
 
 from ..config import RetrievalSettings
 
+WHOLE_LANES = ("fts", "expansion", "feedback")  # lanes fused as they are (vector lanes: by vector_fusion)
 TRUST_SIGNAL = {"system": 1.0, "learned": 0.5, "external": 0.0}
 RECENCY_HALF_LIFE_DAYS = 90.0
 
@@ -87,6 +90,38 @@ def fuse(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k:
     return fused
 
 
+def fusion_input(rankings: Mapping[str, list[str]], similarity: Mapping[str, Mapping[str, float]],
+                 settings: RetrievalSettings) -> tuple[dict[str, list[str]], dict[str, float]]:
+    """The rankings :func:`fuse` combines, and their weights: the whole lanes as they are, the
+    vector lanes apart ("lanes"), by their best cosine ("max"), or the body apart ("body-apart")."""
+    s = settings
+    lanes = {lane: ids for lane, ids in rankings.items() if lane not in WHOLE_LANES and ids}
+    out: dict[str, list[str]] = {lane: rankings.get(lane, []) for lane in WHOLE_LANES}
+    weights = {"fts": s.weight_fts, "expansion": s.weight_expansion, "feedback": s.weight_feedback}
+    if s.vector_fusion == "lanes":
+        for lane, ids in lanes.items():
+            out[lane] = ids
+            weights[lane] = s.weight_vector / max(1, len(lanes))
+    elif lanes:
+        # "max": every vector lane by its best cosine.  "body-apart": the lanes that say what the
+        # memory is (summary, trigger, its sentences, a turn's context) by their best, and the
+        # body's chunks ranked apart: a long body (an episode, a document) is more than its
+        # best chunk, and one ranking of everything lets the short views drown it.
+        groups = ({"vector": [lane for lane in lanes if lane != "body"], "body": ["body"]}
+                  if s.vector_fusion == "body-apart" else {"vector": list(lanes)})
+        present = {name: members for name, members in groups.items() if any(m in lanes for m in members)}
+        for name, members in present.items():
+            best: dict[str, float] = {}
+            for lane in members:
+                for memory_id in lanes.get(lane, ()):
+                    cosine = similarity[lane][memory_id]
+                    if cosine > best.get(memory_id, -2.0):
+                        best[memory_id] = cosine
+            out[name] = sorted(best, key=lambda i: (-best[i], i))
+            weights[name] = s.weight_vector / len(present)
+    return {k: v for k, v in out.items() if v}, weights
+
+
 def _age_signal(moment: datetime | date | None, now: datetime) -> float | None:
     if moment is None:
         return None
@@ -126,3 +161,29 @@ def boost(item: Fused, memory: Signals, settings: RetrievalSettings, now: dateti
         factors[name] = factor
         score *= factor
     return Boosted(item.id, item.score, score, item.lanes, factors)
+
+
+def boost_bounds(settings: RetrievalSettings) -> tuple[float, float]:
+    """The smallest and largest product the boosts can give (signals lie in [0, 1])."""
+    low = high = 1.0
+    for alpha in (settings.alpha_recency, settings.alpha_event_time, settings.alpha_proof,
+                  settings.alpha_trust, settings.alpha_usefulness):
+        low *= 1 - abs(alpha) / 2
+        high *= 1 + abs(alpha) / 2
+    return low, high
+
+
+def prune(fused: list[Fused], size: int, settings: RetrievalSettings) -> list[Fused]:
+    """``fused`` without the candidates that can never be shown when ``size`` are shortlisted.
+
+    A candidate whose best possible boost cannot reach the worst possible boost of the
+    shortlist's last member can never be shown: skip it.
+    """
+    if len(fused) <= size:
+        return fused
+    low, high = boost_bounds(settings)
+    if settings.rerank:
+        for weight in (settings.rerank_terms, settings.rerank_tags, settings.rerank_time, settings.rerank_thread):
+            high *= 1 + max(0.0, weight)
+    floor = fused[size - 1].score * low / high
+    return [f for f in fused if f.score >= floor]

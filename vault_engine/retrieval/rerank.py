@@ -20,18 +20,23 @@ the top ``rerank_depth`` candidates' catalog row and multiplies the score by
 
 It is deterministic, needs no model, costs well under a millisecond per
 candidate, and is switched off by ``rerank = false`` in ``[retrieval]``.
+:func:`rerank_shortlist` is the search stage that applies it to the fused list.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from ..config import RetrievalSettings
+from ..index.catalog import CatalogRow
 from ..index.fulltext import STOPWORDS
 from . import temporal
+from .dates import TimeSpan, closeness
+from .fusion import Fused
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _analyzer: Any = None
@@ -64,7 +69,7 @@ class QueryProfile:
 
     terms: frozenset[str]  # stemmed content words
     names: frozenset[str]  # every word, case folded (tags are compared with these)
-    spans: tuple[temporal.TimeSpan, ...]
+    spans: tuple[TimeSpan, ...]
 
     @classmethod
     def of(cls, query: str, today: date) -> QueryProfile:
@@ -96,7 +101,7 @@ def features(profile: QueryProfile, candidate: Candidate, slack_days: int) -> di
         out["tags"] = len(named) / len(candidate.tags)
     if profile.spans and candidate.occurred_at is not None:
         day = candidate.occurred_at.date() if isinstance(candidate.occurred_at, datetime) else candidate.occurred_at
-        out["time"] = temporal.closeness(day, [_in_year(span, day.year) for span in profile.spans], slack_days)
+        out["time"] = closeness(day, [_in_year(span, day.year) for span in profile.spans], slack_days)
     return out
 
 
@@ -105,13 +110,13 @@ _MONTH_OR_SEASON = re.compile(
     r"(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|spring|summer|autumn|fall|winter)")
 
 
-def _in_year(span: temporal.TimeSpan, year: int) -> temporal.TimeSpan:
+def _in_year(span: TimeSpan, year: int) -> TimeSpan:
     """A month or season named without a year ("in June") matches that month of any year: the
     span is moved into the candidate's year.  Spans with a year, or relative ones, stay."""
     if _YEAR.search(span.text) or not _MONTH_OR_SEASON.search(span.text) or span.start.year != span.end.year:
         return span
     try:
-        return temporal.TimeSpan(span.start.replace(year=year), span.end.replace(year=year), span.text)
+        return TimeSpan(span.start.replace(year=year), span.end.replace(year=year), span.text)
     except ValueError:  # 29 February
         return span
 
@@ -140,3 +145,52 @@ def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapp
         scored.append((candidate, score, effects))
     order = sorted(range(len(scored)), key=lambda n: (-scored[n][1], n))
     return [scored[n] for n in order]
+
+
+# ---------------------------------------------------------------- the search stage
+
+Scored = list[tuple[float, Fused]]  # (boosted score, fused candidate), best first
+
+
+def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], settings: RetrievalSettings,
+                     now: datetime, *, around: Mapping[str, tuple[str | None, str | None]],
+                     joinable: Callable[[set[str]], dict[str, CatalogRow]],
+                     terms: Callable[[CatalogRow], frozenset[str]]) -> tuple[Scored, dict[str, dict[str, float]]]:
+    """The top ``rerank_depth`` candidates (and the thread neighbours of the best of them)
+    re-scored by :func:`rerank`; the rest keep their order below them.  ``rows`` gains the
+    rows of neighbours that joined.
+
+    ``around``: each turn's (previous, next) memory ({} when the thread feature is off);
+    ``joinable``: the rows of those ids that may join (active, admitted by the filters);
+    ``terms``: a row's :func:`terms_of`.
+    """
+    s = settings
+    head, tail = scored[: s.rerank_depth], scored[s.rerank_depth :]
+    base = {f.id: score for score, f in scored}
+    by_id = {f.id: f for _score, f in head}
+    if around:
+        # The neighbours of the best candidates join as candidates with no score of their own.
+        near = {n for _score, f in head[: s.limit] for n in around.get(f.id, ()) if n}
+        near -= set(base)
+        if near:
+            fresh = joinable(near)
+            for memory_id in sorted(fresh):
+                rows[memory_id] = fresh[memory_id]
+                by_id[memory_id] = Fused(memory_id, 0.0, ())
+                head.append((0.0, by_id[memory_id]))
+    candidates = []
+    for score, f in head:
+        row = rows[f.id]
+        prev_id, next_id = around.get(f.id, (None, None))
+        candidates.append(Candidate(
+            f.id, score, terms(row), row.tags, row.occurred_at,
+            max(base.get(prev_id, 0.0) if prev_id else 0.0, base.get(next_id, 0.0) if next_id else 0.0)))
+    profile = QueryProfile.of(query, now.date())
+    weights = {"terms": s.rerank_terms, "tags": s.rerank_tags, "time": s.rerank_time, "thread": s.rerank_thread}
+    out = [(c, score, effects) for c, score, effects in rerank(profile, candidates, weights, s.time_slack_days)
+           if score > 0]
+    floor = out[-1][1] if out else 0.0
+    # Candidates below the re-ranked head never jump above it.
+    rest = [(min(score, floor), f) for score, f in tail]
+    return ([(score, by_id[c.id]) for c, score, _ in out] + rest,
+            {c.id: effects for c, _score, effects in out if effects})

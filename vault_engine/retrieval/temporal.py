@@ -1,41 +1,34 @@
-"""Dates for search: a memory's date in words, and the date ranges a question refers to.
+"""The date ranges a question refers to: "last May", "two weeks ago", "summer 2021".
 
-A memory may carry an ``occurred_at`` day. Search meets it from two sides:
-
-* :func:`date_words` spells that day the ways people write dates in questions ("8 May 2023",
-  "May 8, 2023", "Monday", "May 2023", "spring"), so a full-text index can match them.
-* :func:`resolve` finds the temporal expressions in a query ("last May", "two weeks ago",
-  "summer 2021", "the day after May 3, 2023") and resolves each against a reference day ``today``
-  to an inclusive :class:`TimeSpan`; :func:`closeness` turns those spans into a soft ranking signal
-  for a memory's day (conversations mention events days after they happened, so it decays rather
-  than cuts off).
+:func:`resolve` finds the temporal expressions in a query ("last May", "two weeks ago",
+"summer 2021", "the day after May 3, 2023") and resolves each against a reference day ``today``
+to an inclusive :class:`~.dates.TimeSpan`; :func:`.dates.closeness` turns those spans into a soft
+ranking signal for a memory's day, and :func:`.dates.date_words` spells that day for the
+full-text index (the other side of the same meeting).
 
 Everything is English, deterministic and locale-free. Weeks are ISO weeks (Monday to Sunday);
-seasons are northern-hemisphere meteorological seasons (spring = Mar-May, summer = Jun-Aug,
-autumn/fall = Sep-Nov, winter of year Y = 1 Dec Y to the end of Feb Y+1).
+seasons are northern-hemisphere meteorological seasons (see :mod:`.dates`).
 """
 
 from __future__ import annotations
 
-import calendar
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import date, timedelta
 
-
-@dataclass(frozen=True)
-class TimeSpan:
-    """An inclusive range of days, and the phrase of the query it was read from."""
-
-    start: date
-    end: date
-    text: str
-
-
-MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
-               "September", "October", "November", "December")
-WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+from .dates import (
+    MONTH_NAMES,
+    WEEKDAY_NAMES,
+    TimeSpan,
+    month_span,
+    season_span,
+    shifted,
+    unit_span,
+    week_span,
+    weekday_after,
+    weekday_before,
+    year_span,
+)
 
 _MONTHS: dict[str, int] = {name.lower(): number for number, name in enumerate(MONTH_NAMES, 1)}
 _MONTH_ABBREVIATIONS: dict[str, int] = {
@@ -50,7 +43,6 @@ _WEEKDAYS: dict[str, int] = {name.lower(): number for number, name in enumerate(
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "april", "june", "august"})
 # ... and the ones that are common lowercase words, so "3 may" needs a capital, "3rd" or "of".
 _WORDLIKE_MONTHS = frozenset({"may", "march", "mar"})
-_SEASON_FIRST_MONTH = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 _NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -112,21 +104,6 @@ _RELATION = re.compile(
 
 _Hit = tuple[int, int, date, date]  # text start, text end, first day, last day
 _Rule = Callable[[re.Match[str], date], _Hit | None]
-
-
-def date_words(day: date) -> str:
-    """``day`` written out for a full-text index, always in this exact shape::
-
-        "<d> <Month> <yyyy> <Month> <d>, <yyyy> <Weekday> <Month> <yyyy> <yyyy> <season>"
-
-    e.g. 2023-05-08 -> ``"8 May 2023 May 8, 2023 Monday May 2023 2023 spring"``: day month year,
-    month day year, weekday, month year, year, then the northern-hemisphere season (``spring``
-    Mar-May, ``summer`` Jun-Aug, ``autumn fall`` Sep-Nov, ``winter`` Dec-Feb). English names, no
-    leading zeros, independent of locale.
-    """
-    month = MONTH_NAMES[day.month - 1]
-    return (f"{day.day} {month} {day.year} {month} {day.day}, {day.year} {WEEKDAY_NAMES[day.weekday()]} "
-            f"{month} {day.year} {day.year} {_season_name(day.month)}")
 
 
 def resolve(query: str, today: date) -> list[TimeSpan]:
@@ -194,98 +171,6 @@ def resolve(query: str, today: date) -> list[TimeSpan]:
     return spans
 
 
-def closeness(day: date, spans: Sequence[TimeSpan], slack_days: int = 14) -> float:
-    """1.0 if ``day`` is inside any span, falling linearly to 0.0 at ``slack_days`` days from the
-    nearest span (before or after it); 0.0 when there are no spans."""
-    if not spans:
-        return 0.0
-    distance = min(_days_outside(day, span) for span in spans)
-    if distance == 0:
-        return 1.0
-    if slack_days <= 0:
-        return 0.0
-    return max(0.0, 1.0 - distance / slack_days)
-
-
-# --- calendar arithmetic ---------------------------------------------------------------------------
-
-def _season_name(month: int) -> str:
-    if month in (3, 4, 5):
-        return "spring"
-    if month in (6, 7, 8):
-        return "summer"
-    if month in (9, 10, 11):
-        return "autumn fall"
-    return "winter"
-
-
-def _days_outside(day: date, span: TimeSpan) -> int:
-    if day < span.start:
-        return (span.start - day).days
-    if day > span.end:
-        return (day - span.end).days
-    return 0
-
-
-def _month_index(year: int, month: int, shift: int = 0) -> tuple[int, int]:
-    year, zero_based = divmod(year * 12 + month - 1 + shift, 12)
-    return year, zero_based + 1
-
-
-def _month_span(year: int, month: int, first_day: int = 1, last_day: int = 31) -> tuple[date, date]:
-    length = calendar.monthrange(year, month)[1]
-    return date(year, month, first_day), date(year, month, min(last_day, length))
-
-
-def _year_span(year: int) -> tuple[date, date]:
-    return date(year, 1, 1), date(year, 12, 31)
-
-
-def _week_span(day: date) -> tuple[date, date]:
-    monday = day - timedelta(days=day.weekday())
-    return monday, monday + timedelta(days=6)
-
-
-def _season_span(season: str, year: int) -> tuple[date, date]:
-    first = _SEASON_FIRST_MONTH[season.lower()]
-    end_year, end_month = _month_index(year, first, 2)
-    return date(year, first, 1), _month_span(end_year, end_month)[1]
-
-
-def _add_months(day: date, months: int) -> date:
-    year, month = _month_index(day.year, day.month, months)
-    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
-
-
-def _before(day: date, weekday: int) -> date:
-    """The latest ``weekday`` strictly before ``day``."""
-    return day - timedelta(days=(day.weekday() - weekday) % 7 or 7)
-
-
-def _after(day: date, weekday: int) -> date:
-    """The first ``weekday`` strictly after ``day``."""
-    return day + timedelta(days=(weekday - day.weekday()) % 7 or 7)
-
-
-def _unit_span(unit: str, day: date) -> tuple[date, date]:
-    """The day, ISO week, month or year holding ``day``."""
-    if unit == "day":
-        return day, day
-    if unit == "week":
-        return _week_span(day)
-    if unit == "month":
-        return _month_span(day.year, day.month)
-    return _year_span(day.year)
-
-
-def _shift(day: date, unit: str, count: int) -> date:
-    if unit == "day":
-        return day + timedelta(days=count)
-    if unit == "week":
-        return day + timedelta(weeks=count)
-    return _add_months(day, count * (12 if unit == "year" else 1))
-
-
 # --- reading the query ------------------------------------------------------------------------------
 
 def _norm(text: str) -> str:
@@ -349,7 +234,7 @@ def _iso_date(match: re.Match[str], today: date) -> _Hit | None:
     if match["day"] is None:
         if match["sep"] == ".":
             return None  # "2023.5" is a version or a decimal, not May 2023
-        return (match.start(), match.end(), *_month_span(year, month))
+        return (match.start(), match.end(), *month_span(year, month))
     day = date(year, month, int(match["day"]))
     return match.start(), match.end(), day, day
 
@@ -390,15 +275,15 @@ def _month(match: re.Match[str], today: date) -> _Hit | None:
         year = _month_year(month, rel, today)
     first_day, last_day = _MONTH_PARTS[_part(part)] if part else (1, 31)
     start = _first_start(match, "rel", "part", "month")
-    return (start, _text_end(match), *_month_span(year, month, first_day, last_day))
+    return (start, _text_end(match), *month_span(year, month, first_day, last_day))
 
 
 def _year(match: re.Match[str], today: date) -> _Hit | None:
     year = int(match["year"])
     if match["part"] is None:
-        return (match.start("year"), match.end(), *_year_span(year))
+        return (match.start("year"), match.end(), *year_span(year))
     first_month, last_month = _YEAR_PARTS[_part(match["part"])]
-    return (match.start("part"), match.end(), date(year, first_month, 1), _month_span(year, last_month)[1])
+    return (match.start("part"), match.end(), date(year, first_month, 1), month_span(year, last_month)[1])
 
 
 def _season(match: re.Match[str], today: date) -> _Hit | None:
@@ -407,19 +292,19 @@ def _season(match: re.Match[str], today: date) -> _Hit | None:
         year = int(match["year"])
     elif rel in ("last", "past", "previous"):
         year = today.year
-        while _season_span(season, year)[1] >= today:
+        while season_span(season, year)[1] >= today:
             year -= 1
     elif rel == "this":
         year = today.year - 1 if season == "winter" and today.month <= 2 else today.year
     elif rel in ("next", "coming"):
         year = today.year - 1
-        while _season_span(season, year)[0] <= today:
+        while season_span(season, year)[0] <= today:
             year += 1
     elif match["pre"] is not None:
-        year = today.year if _season_span(season, today.year)[0] <= today else today.year - 1
+        year = today.year if season_span(season, today.year)[0] <= today else today.year - 1
     else:
         return None  # "spring cleaning", "did he fall"
-    return (_first_start(match, "rel", "season"), match.end(), *_season_span(season, year))
+    return (_first_start(match, "rel", "season"), match.end(), *season_span(season, year))
 
 
 def _day_word(match: re.Match[str], today: date) -> _Hit | None:
@@ -436,34 +321,34 @@ def _relative_unit(match: re.Match[str], today: date) -> _Hit | None:
     rel, unit = match["rel"].lower(), match["unit"].lower()
     step = {"last": -1, "previous": -1, "next": 1, "coming": 1}.get(rel, 0)
     if rel == "past" and unit != "weekend":  # "the past month": a rolling window up to today
-        return match.start(), match.end(), _shift(today, unit, -1), today
+        return match.start(), match.end(), shifted(today, unit, -1), today
     if unit == "weekend":
         if rel in ("last", "past", "previous"):
-            sunday = _before(today, 6)
+            sunday = weekday_before(today, 6)
             return match.start(), match.end(), sunday - timedelta(days=1), sunday
-        saturday = _after(today, 5) if step == 1 else _week_span(today)[0] + timedelta(days=5)
+        saturday = weekday_after(today, 5) if step == 1 else week_span(today)[0] + timedelta(days=5)
         return match.start(), match.end(), saturday, saturday + timedelta(days=1)
-    return (match.start(), match.end(), *_unit_span(unit, _shift(today, unit, step)))
+    return (match.start(), match.end(), *unit_span(unit, shifted(today, unit, step)))
 
 
 def _ago(match: re.Match[str], today: date) -> _Hit | None:
     unit = match["unit"].lower()
-    return (match.start(), match.end(), *_unit_span(unit, _shift(today, unit, -_count(match["count"]))))
+    return (match.start(), match.end(), *unit_span(unit, shifted(today, unit, -_count(match["count"]))))
 
 
 def _rolling(match: re.Match[str], today: date) -> _Hit | None:
     unit = match["unit"].lower()
-    return match.start(), match.end(), _shift(today, unit, -_count(match["count"])), today
+    return match.start(), match.end(), shifted(today, unit, -_count(match["count"])), today
 
 
 def _weekday(match: re.Match[str], today: date) -> _Hit | None:
     rel, weekday = match["rel"].lower(), _WEEKDAYS[match["weekday"].lower()]
     if rel == "this":
-        day = _week_span(today)[0] + timedelta(days=weekday)
+        day = week_span(today)[0] + timedelta(days=weekday)
     elif rel in ("next", "coming"):
-        day = _after(today, weekday)
+        day = weekday_after(today, weekday)
     else:
-        day = _before(today, weekday)
+        day = weekday_before(today, weekday)
     start = match.start("weekday") if rel == "on" else match.start()
     return start, match.end(), day, day
 
@@ -502,9 +387,9 @@ def _apply_relation(query: str, lower: int, start: int, first: date, last: date)
     unit = relation["unit"].lower()
     try:
         if relation["direction"].lower() in ("after", "following"):
-            first, last = _unit_span(unit, _shift(last, unit, count))
+            first, last = unit_span(unit, shifted(last, unit, count))
         else:
-            first, last = _unit_span(unit, _shift(first, unit, -count))
+            first, last = unit_span(unit, shifted(first, unit, -count))
     except (ValueError, OverflowError):
         return start, first, last
     return relation.start(), first, last

@@ -1,0 +1,61 @@
+"""What each index derives from one memory: the texts to embed (and their fingerprint), and the
+full-text document."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ..format.memory import Memory, content_digest
+from ..format.text import sentences
+from ..retrieval import threads
+from ..retrieval.dates import date_words
+from ..store import Entry
+from .embedder import Embedder
+
+SENTENCES_PER_MEMORY = 8  # memories with more sentences get no sentence lane
+
+
+def embedding_texts(memory: Memory, embedder: Embedder,
+                    context: tuple[str, str] = ("", "")) -> list[tuple[str, int, str]]:
+    """(lane, chunk, text) to embed for a memory: the dual path of summary, trigger and body,
+    and for a turn of a conversation the turn between its neighbours (``context``: before, after)."""
+    out = [("summary", 0, memory.summary or memory.title)]
+    if memory.trigger.strip():
+        out.append(("trigger", 0, memory.trigger))
+    body = memory.body.strip()
+    if body:
+        out += [("body", n, piece) for n, piece in enumerate(embedder.chunks(body))]
+    around = threads.embedding_context(threads.turn_text(memory.title, memory.summary), *context)
+    if around:
+        out.append(("context", 0, around))
+    # Each sentence alone: a passage's mean embedding blurs the one sentence a question is about.
+    # Only short memories (a fact, a turn of a conversation): long ones are covered by body chunks,
+    # and a sentence lane for them would multiply the vectors search scans.  A sentence alone
+    # also loses its subject ("She gave it to me"), so it carries the memory's tags (or title).
+    pieces = sentences(f"{memory.summary or memory.title}\n\n{body}", limit=SENTENCES_PER_MEMORY + 1)
+    if 1 < len(pieces) <= SENTENCES_PER_MEMORY:
+        subject = ", ".join(memory.tags) or memory.title
+        out += [("sentence", n, piece if piece.casefold().startswith(subject.casefold()) else f"{subject}: {piece}")
+                for n, piece in enumerate(pieces)]
+    return out
+
+
+def text_fingerprint(texts: Sequence[tuple[str, int, str]]) -> str:
+    """What the vectors of a memory depend on: re-embed only when this changes."""
+    return content_digest(json.dumps(texts, ensure_ascii=False).encode("utf-8"))
+
+
+def fulltext_document(entry: Entry, digest: str, context: tuple[str, str] = ("", "")) -> dict[str, Any]:
+    m = entry.memory
+    when = m.occurred_at.date() if isinstance(m.occurred_at, datetime) else m.occurred_at
+    return {
+        "id": m.id, "title": m.title, "summary": m.summary, "trigger": m.trigger, "body": m.body,
+        "tags": list(m.tags), "context": "\n".join(part for part in context if part),
+        "when": date_words(when) if when is not None else "",
+        "type": m.type, "scope": m.scope, "project": m.project or "", "trust": m.trust, "lifecycle": m.lifecycle,
+        "tier": m.tier,
+        "status": "trashed" if entry.in_trash else "active", "hash": digest, "path": entry.path,
+    }

@@ -1,0 +1,93 @@
+"""What a search is asked and what it answers: :class:`SearchRequest`, :class:`Hit`, :class:`SearchResult`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import RetrievalSettings
+from ..errors import InvalidInput
+from ..format.memory import TRUSTS
+
+DEFAULT_TRUST = ("system", "learned")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One search: the query and its filters (empty filters allow everything)."""
+
+    query: str
+    limit: int | None = None
+    project: str | None = None  # this project's memories and the global ones
+    path: str | None = None  # memories whose path selectors match it, or that have none
+    types: tuple[str, ...] = ()
+    trust: tuple[str, ...] = ()  # empty: system and learned (and external if configured)
+
+
+@dataclass(slots=True)
+class Hit:
+    """One result, with enough to decide whether to open it."""
+
+    id: str
+    title: str
+    path: str
+    score: float
+    summary: str
+    trigger: str
+    type: str
+    scope: str
+    project: str
+    trust: str
+    lifecycle: str
+    tier: str = "cold"
+    authority: str = "explicit"
+    snippet: str = ""
+    base: float = 0.0
+    lanes: dict[str, int] = field(default_factory=dict)
+    similarity: dict[str, float] = field(default_factory=dict)
+    boosts: dict[str, float] = field(default_factory=dict)
+    rerank: dict[str, float] = field(default_factory=dict)  # factor per re-ranking feature ("thread": added)
+    why: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    dup_key: str = ""
+
+    @property
+    def chars(self) -> int:
+        return len(self.title) + len(self.summary) + len(self.trigger)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "title": self.title, "path": self.path, "score": round(self.score, 6),
+            "summary": self.summary, "trigger": self.trigger, "type": self.type, "scope": self.scope,
+            "project": self.project or None, "trust": self.trust, "authority": self.authority,
+            "lifecycle": self.lifecycle, "tier": self.tier, "snippet": self.snippet, "why": self.why,
+            "base": round(self.base, 6), "lanes": self.lanes,
+            "similarity": {k: round(v, 4) for k, v in self.similarity.items()},
+            "boosts": {k: round(v, 4) for k, v in self.boosts.items()},
+            "rerank": {k: round(v, 4) for k, v in self.rerank.items()}, "duplicates": self.duplicates,
+        }
+
+
+@dataclass(slots=True)
+class SearchResult:
+    query: str
+    hits: list[Hit]
+    revivable: list[Hit]
+    notice: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query, "hits": [h.to_json() for h in self.hits],
+            "revivable": [{"id": h.id, "title": h.title, "score": round(h.score, 6), "path": h.path,
+                           "restore": f"memvault trash restore {h.id}"} for h in self.revivable],
+            "notice": self.notice,
+        }
+
+
+def allowed_trust(request: SearchRequest, settings: RetrievalSettings) -> tuple[str, ...]:
+    if not request.trust:
+        return (*DEFAULT_TRUST, "external") if settings.include_external else DEFAULT_TRUST
+    unknown = [t for t in request.trust if t not in TRUSTS and t != "any"]
+    if unknown:
+        raise InvalidInput(f"unknown trust level '{unknown[0]}'; expected {', '.join(TRUSTS)} or any")
+    return TRUSTS if "any" in request.trust else tuple(request.trust)
