@@ -133,9 +133,7 @@ def test_every_relative_link_resolves(page: Path) -> None:
     for target in _links(page):
         file, _, anchor = target.partition("#")
         resolved = (page.parent / file).resolve() if file else page
-        if not resolved.exists():
-            broken.append(target)
-        elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+        if not resolved.exists() or (anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved)):
             broken.append(target)
     assert not broken, f"{page.relative_to(REPO)} links to what does not exist: {broken}"
 
