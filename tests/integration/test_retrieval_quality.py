@@ -3,8 +3,8 @@
 Small fixtures with the real model and the real indexes: every test runs the
 same query with the technique on (the shipped defaults) and off, and checks
 that the intended memory moves.  The gains they stand for are measured on the
-LoCoMo development half by ``scripts/eval_locomo.py`` (README, "Retrieval
-quality"); these tests keep them from silently going away.
+LoCoMo development half by ``scripts/eval_locomo.py`` (docs/performance.md,
+"Retrieval quality"); these tests keep them from silently going away.
 """
 
 from __future__ import annotations
