@@ -1,0 +1,42 @@
+"""The closed vocabularies of a memory's frontmatter, each spelled once as a ``Literal``.
+
+The tuples (:data:`TYPES`, :data:`ENUMS`, ...) are derived from the aliases, so a
+value added to an alias is at once allowed in files, offered by the CLI and the
+MCP schemas, and accepted by the type checker.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+MemoryType = Literal["core-profile", "collaboration-policy", "fact", "procedure", "episode", "document", "note"]
+MemoryClass = Literal["user-fact", "user-preference", "collaboration-habit", "project-convention"]
+Scope = Literal["global", "project"]
+Authority = Literal["explicit", "inferred"]
+Trust = Literal["system", "learned", "external"]
+Lifecycle = Literal["trial", "proven", "superseded"]
+Recall = Literal["passive", "active", "both"]
+Tier = Literal["hot", "cold"]
+Outcome = Literal["used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"]
+
+TYPES: tuple[MemoryType, ...] = get_args(MemoryType)
+CLASSES: tuple[MemoryClass, ...] = get_args(MemoryClass)
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+AUTHORITIES: tuple[Authority, ...] = get_args(Authority)
+TRUSTS: tuple[Trust, ...] = get_args(Trust)
+LIFECYCLES: tuple[Lifecycle, ...] = get_args(Lifecycle)
+RECALLS: tuple[Recall, ...] = get_args(Recall)
+TIERS: tuple[Tier, ...] = get_args(Tier)
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+# The frontmatter keys whose value must be one of a vocabulary.
+ENUMS: dict[str, tuple[str, ...]] = {
+    "type": TYPES,
+    "class": CLASSES,
+    "scope": SCOPES,
+    "authority": AUTHORITIES,
+    "trust": TRUSTS,
+    "lifecycle": LIFECYCLES,
+    "recall": RECALLS,
+    "tier": TIERS,
+}
