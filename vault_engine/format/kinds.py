@@ -2,7 +2,8 @@
 
 The tuples (:data:`TYPES`, :data:`ENUMS`, ...) are derived from the aliases, so a
 value added to an alias is at once allowed in files, offered by the CLI and the
-MCP schemas, and accepted by the type checker.
+MCP schemas, and accepted by the type checker. The tuples are typed as plain strings: the
+fields they check (``Memory``'s among them) still hold ``str``.
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ Recall = Literal["passive", "active", "both"]
 Tier = Literal["hot", "cold"]
 Outcome = Literal["used-successfully", "ignored", "overridden", "corrected", "contributed-to-failure"]
 
-TYPES: tuple[MemoryType, ...] = get_args(MemoryType)
-CLASSES: tuple[MemoryClass, ...] = get_args(MemoryClass)
-SCOPES: tuple[Scope, ...] = get_args(Scope)
-AUTHORITIES: tuple[Authority, ...] = get_args(Authority)
-TRUSTS: tuple[Trust, ...] = get_args(Trust)
-LIFECYCLES: tuple[Lifecycle, ...] = get_args(Lifecycle)
-RECALLS: tuple[Recall, ...] = get_args(Recall)
-TIERS: tuple[Tier, ...] = get_args(Tier)
-OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+TYPES: tuple[str, ...] = get_args(MemoryType)
+CLASSES: tuple[str, ...] = get_args(MemoryClass)
+SCOPES: tuple[str, ...] = get_args(Scope)
+AUTHORITIES: tuple[str, ...] = get_args(Authority)
+TRUSTS: tuple[str, ...] = get_args(Trust)
+LIFECYCLES: tuple[str, ...] = get_args(Lifecycle)
+RECALLS: tuple[str, ...] = get_args(Recall)
+TIERS: tuple[str, ...] = get_args(Tier)
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
 
 # The frontmatter keys whose value must be one of a vocabulary.
 ENUMS: dict[str, tuple[str, ...]] = {
