@@ -58,7 +58,8 @@ class Text:
             out["minLength"] = 1
         return out
 
-    def parse(self, name: str, value: Any, required: bool) -> str | None:
+    def parse(self, name: str, value: Any, nullable: bool) -> str | None:
+        required = not nullable
         if value is None or (isinstance(value, str) and not value.strip() and not required):
             if required:
                 raise InvalidInput(f"{name} is required")
@@ -193,7 +194,7 @@ def arg(spec: Spec) -> dict[str, Spec]:
 
 
 class Request:
-    """What every request gives: its fields' specs, a JSON Schema, and the one validating constructor."""
+    """What every request gives: its fields' specs and the one validating constructor."""
 
     __slots__ = ()
 
@@ -212,10 +213,7 @@ class Request:
         parsed: dict[str, Any] = {}
         for name, (spec, default) in cls.specs().items():
             value = values.get(name, None if default is dataclasses.MISSING else default)
-            if isinstance(spec, Text):
-                parsed[name] = spec.parse(name, value, default is dataclasses.MISSING)
-            else:
-                parsed[name] = spec.parse(name, value, default is None)
+            parsed[name] = spec.parse(name, value, default is None)
         return cls(**parsed)
 
 

@@ -110,7 +110,6 @@ def _feedback(service: MemoryService, args: dict[str, Any], _here: CurrentProjec
     return service.feedback(FeedbackRequest.parse(args))
 
 
-# memory_remember lists scope before project, as it always has; the request (and the HTTP API) the other way round.
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "memory_context", "Memories for a task",
@@ -200,6 +199,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "stored again adds evidence to the existing "
         "memory instead of a duplicate. For something true only in one repository, set scope 'project' (the "
         "project defaults to the repository the server was started in) and, if it concerns some files, paths.",
+        # The tool has always listed scope before project; the request (and the HTTP API) the other way round.
         RememberRequest, input_schema(RememberRequest, first=("text", "title", "type", "scope")),
         _output({
             "id": {"type": "string"},
