@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..format.memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
+from ..server.requests import DEPTHS
 from ..server.views import change_json, entry_json, entry_line, feedback_json
 from .options import Settings, common, emit
 from .root import cli
@@ -125,7 +126,7 @@ def import_(settings: Settings, file: str) -> None:
 
 @cli.command()
 @click.argument("memory_id", metavar="ID")
-@click.option("--depth", type=click.IntRange(0, 2), default=1, show_default=True,
+@click.option("--depth", type=click.IntRange(min(DEPTHS), max(DEPTHS)), default=1, show_default=True,
               help="0: summary and trigger; 1: + a detailed summary, metadata and links; 2: + the full body.")
 @common
 @click.pass_obj

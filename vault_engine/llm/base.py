@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-RECALLS = ("passive", "active", "both")
+from ..format.kinds import RECALLS as RECALLS  # the recall kinds the digests choose from
+
 DELTA_OPS = ("create", "update", "supersede", "forget", "noop")
 
 

@@ -41,6 +41,16 @@ from typing import Any
 from .. import errors, store
 from ..errors import InvalidInput, VaultError
 from ..fsio import write_atomic
+from .requests import (
+    ContextRequest,
+    CorrectRequest,
+    FeedbackRequest,
+    ForgetRequest,
+    ReadRequest,
+    RememberRequest,
+    Request,
+    SearchRequest,
+)
 from .service import MemoryService
 from .views import error_json
 
@@ -49,16 +59,15 @@ SERVE_FILE = "serve.json"
 MAX_BODY = 1 << 20  # bytes a request body may have
 LOOPBACK_NAMES = ("localhost",)
 
-# The operations, with the body fields each accepts (anything else is refused: a typo must not pass unnoticed).
-OPERATIONS: dict[str, tuple[str, ...]] = {
-    "search": ("query", "limit", "project", "path", "types", "trust"),
-    "read": ("id", "depth"),
-    "context": ("task", "path", "operation", "phase", "kind", "project", "budget", "record"),
-    "feedback": ("id", "outcome", "application"),
-    "remember": ("text", "title", "type", "project", "scope", "paths", "tags", "summary", "trigger", "authority",
-                 "force"),
-    "correct": ("id", "text", "title"),
-    "forget": ("id",),
+# The operations and their requests: a body may carry the request's fields only (a typo must not pass unnoticed).
+OPERATIONS: dict[str, type[Request]] = {
+    "search": SearchRequest,
+    "read": ReadRequest,
+    "context": ContextRequest,
+    "feedback": FeedbackRequest,
+    "remember": RememberRequest,
+    "correct": CorrectRequest,
+    "forget": ForgetRequest,
 }
 
 STATUS_OF: tuple[tuple[type[VaultError], int], ...] = (
@@ -99,24 +108,13 @@ def host_name(header: str) -> str:
 
 def call(service: MemoryService, operation: str, body: dict[str, Any]) -> dict[str, Any]:
     """Run one operation with the fields of a request body."""
-    allowed = OPERATIONS[operation]
+    request = OPERATIONS[operation]
+    allowed = request.specs()
     unknown = sorted(set(body) - set(allowed))
     if unknown:
         raise InvalidInput(f"unknown field '{unknown[0]}' for {operation}; expected {', '.join(allowed)}")
-    args = dict(body)
-    if operation == "search":
-        return service.search(args.pop("query", None), **args)
-    if operation == "read":
-        return service.read(args.get("id"), args.get("depth", 1))
-    if operation == "context":
-        return service.context(args.pop("task", None), **args)
-    if operation == "feedback":
-        return service.feedback(args.get("id"), args.get("outcome"), application=args.get("application"))
-    if operation == "remember":
-        return service.remember(args.pop("text", None), **args)
-    if operation == "correct":
-        return service.correct(args.get("id"), args.get("text"), title=args.get("title"))
-    return service.forget(args.get("id"))
+    run: Callable[[Any], dict[str, Any]] = getattr(service, operation)
+    return run(request.parse(body))
 
 
 @dataclass(frozen=True, slots=True)

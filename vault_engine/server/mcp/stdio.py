@@ -1,0 +1,248 @@
+"""The MCP server object, and serving it on stdio: logging to stderr, background start-up, a stdin that lets go.
+
+``memvault mcp`` calls :func:`run`; tests and embedders build the server object
+with :func:`build_server` and connect to it in-process. Only this module imports ``mcp``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...config import environment
+from ...errors import VaultError
+from ..service import MemoryService
+from .calls import call_tool, failure
+from .project import CurrentProject
+from .tools import TOOLS, TOOLS_BY_NAME
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+    from ...index.watch import WatchUpdate
+
+log = logging.getLogger("vault_engine.mcp")
+
+SERVER_NAME = "memvault"
+SOURCE = "tool:mcp"
+DEBUG_ENV = "MEMVAULT_DEBUG"
+
+INSTRUCTIONS = """\
+memvault is the user's long-term memory: preferences, conventions, facts and procedures \
+kept as markdown files across conversations and projects.
+
+- At the start of a task, call memory_context with a one-line task description (and the \
+file path you will work on, when known). Follow its "Always apply" memories; open a \
+"May apply" entry with memory_read only when it looks relevant.
+- To look something up, call memory_search: it returns ids, titles, one-line summaries and \
+why each matched. Then read progressively with memory_read: depth 0 (summary), 1 (detail \
+and metadata, the default), 2 (the full body, can be long) only when you need the exact text.
+- When the user states a lasting fact, preference, convention or procedure, store it with \
+memory_remember (not one-off instructions for the current task). When a memory turns out to \
+be wrong, fix it with memory_correct (the old version is kept, superseded); remove one with \
+memory_forget (it goes to the trash and can be restored).
+- After a task in which you applied memories delivered by memory_context, report each one \
+with memory_feedback, passing the manifest's application id and the outcome.
+"""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memvault")
+    except PackageNotFoundError:
+        return "0"
+
+
+def build_server(service: MemoryService, *, here: CurrentProject | None = None) -> Server[Any]:
+    """The MCP server object for ``service`` (run it on any transport, or connect to it in-process).
+
+    Each call is awaited in a thread, so a slow call (loading the model, a first sync) never
+    stalls the protocol; the service runs its calls one at a time on its own worker thread.
+    """
+    import anyio.to_thread
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    project = here or CurrentProject()
+    tools = [
+        types.Tool(
+            name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema,
+            output_schema=spec.output_schema,
+            annotations=types.ToolAnnotations(title=spec.title, read_only_hint=spec.read_only,
+                                              destructive_hint=spec.destructive, idempotent_hint=spec.idempotent,
+                                              open_world_hint=False),
+        )
+        for spec in TOOLS
+    ]
+
+    async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name, arguments = params.name, params.arguments
+        try:
+            outcome = await anyio.to_thread.run_sync(lambda: call_tool(service, name, arguments, project),
+                                                     abandon_on_cancel=True)
+        except Exception as exc:  # the call could not even be run: still an answer, not a crash
+            log.exception("%s failed", name)
+            outcome = failure(exc)
+        return types.CallToolResult(content=[types.TextContent(text=outcome.text)],
+                                    structured_content=outcome.structured, is_error=outcome.is_error)
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        spec = TOOLS_BY_NAME.get(name)
+        return spec.input_schema if spec is not None else None
+
+    return Server(SERVER_NAME, version=_version(), title="memvault",
+                  description="A file-based memory vault: markdown memories, hybrid search, governed context.",
+                  instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call,
+                  get_tool_input_schema=input_schema)
+
+
+def _log_watch(update: WatchUpdate) -> None:
+    if update.error is not None:
+        log.warning("watch: %s; retrying in %gs", update.error.one_line(), update.retry_in or 0)
+    for problem in update.new_problems:
+        log.warning("watch: %s", problem.one_line())
+    if update.changed:
+        log.info("watch: indexes updated (%s, %d changed files, %.2fs)", update.trigger, update.changes,
+                 update.seconds)
+
+
+def _setup_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("memvault mcp: %(levelname)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    logging.getLogger("vault_engine").setLevel(logging.DEBUG if environment().debug else logging.INFO)
+
+
+def _background(name: str, work: Callable[[], Any]) -> threading.Thread:
+    """Run ``work`` in a daemon thread (never holds up the handshake or the exit); failures are logged."""
+
+    def target() -> None:
+        try:
+            work()
+        except VaultError as exc:
+            log.warning("%s: %s", name, exc.one_line())
+        except Exception:
+            log.exception("%s failed", name)
+
+    thread = threading.Thread(target=target, name=f"memvault-{name}", daemon=True)
+    thread.start()
+    return thread
+
+
+class StdinLines:
+    """The protocol's input lines, read by a daemon thread from a private copy of fd 0.
+
+    stdio_server's own reader blocks in a worker thread that cannot be abandoned, so a
+    server stopped by a signal would hang until the client closed stdin; a daemon thread
+    never holds up the exit. Meanwhile fd 0 reads the null device, so no child process
+    can swallow protocol bytes.
+    """
+
+    def __init__(self) -> None:
+        self._wire = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+        finally:
+            os.close(null)
+
+    def restore(self) -> None:
+        """Point fd 0 back at the wire (once the server is done with it)."""
+        os.dup2(self._wire, 0)
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _lines(self) -> Any:
+        import anyio
+        import anyio.from_thread
+        import anyio.lowlevel
+
+        send, receive = anyio.create_memory_object_stream[str](16)
+        token = anyio.lowlevel.current_token()
+        wire = os.fdopen(self._wire, "r", encoding="utf-8", errors="replace", closefd=False)
+
+        def pump() -> None:
+            # Failing to hand a line over means the loop is gone or the stream closed: the server is stopping.
+            with contextlib.suppress(Exception):
+                for line in wire:
+                    anyio.from_thread.run(send.send, line, token=token)
+            with contextlib.suppress(Exception):
+                anyio.from_thread.run_sync(send.close, token=token)
+
+        threading.Thread(target=pump, name="memvault-stdin", daemon=True).start()
+        async with receive:
+            async for line in receive:
+                yield line
+
+
+async def serve_stdio(server: Server[Any], stdin: StdinLines | None = None) -> None:
+    """Serve ``server`` on stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
+    import signal
+    from typing import cast
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async with anyio.create_task_group() as group:
+
+        async def stop_on_signals() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for signum in signals:
+                    log.info("stopping (%s)", signal.Signals(signum).name)
+                    group.cancel_scope.cancel()
+                    return
+
+        async def protocol() -> None:
+            async with stdio_server(stdin=cast("anyio.AsyncFile[str] | None", stdin)) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            group.cancel_scope.cancel()  # stdin closed: the client is gone
+
+        group.start_soon(stop_on_signals)
+        group.start_soon(protocol)
+
+
+def run(vault_path: str | None, *, watch: bool = True) -> None:
+    """``memvault mcp``: open the vault, serve it over MCP on stdio, close it on exit.
+
+    The handshake never waits for the model: it loads in the background while the
+    client connects, and the watcher (``watch``) starts in the background.
+
+    Raises:
+        VaultError: the vault cannot be opened (the CLI prints it as one line).
+    """
+    _setup_logging()
+    here = CurrentProject()
+    service = MemoryService.open(Path(vault_path).expanduser() if vault_path else None, source=SOURCE,
+                                 default_project=here.key)
+    import anyio
+
+    server = build_server(service, here=here)
+    log.info("serving %s over MCP on stdio%s", service.vault.root, "" if watch else " (not watching)")
+    _background("warm-up", service.warm_up)
+    starter = _background("watch", lambda: service.watch(on_report=_log_watch)) if watch else None
+    stdin = StdinLines()
+    try:
+        anyio.run(serve_stdio, server, stdin)
+    finally:
+        stdin.restore()
+        if starter is not None:
+            starter.join(10)
+        try:
+            service.close()
+        except VaultError as exc:
+            log.warning("%s", exc.one_line())
+        log.info("stopped")
