@@ -14,6 +14,7 @@ from .options import Settings, common, emit
 from .root import cli
 
 if TYPE_CHECKING:
+    from ..format.kinds import Authority, MemoryClass, MemoryType, Recall, Scope, Tier, Trust
     from ..vault import FeedbackResult
 
 
@@ -47,11 +48,11 @@ def _choice(values: tuple[str, ...]) -> click.Choice[str]:
 @click.option("--allow-forgotten", is_flag=True, help="Re-learn text that was permanently forgotten.")
 @common
 @click.pass_obj
-def add(settings: Settings, text: str, title: str | None, type_: str, klass: str | None, scope: str | None,
-        project: str | None, paths: tuple[str, ...], tasks: tuple[str, ...], operations: tuple[str, ...],
-        phases: tuple[str, ...], tags: tuple[str, ...], trust: str, authority: str, recall: str | None,
-        tier: str | None, importance: float, source: str, summary: str | None, trigger: str | None,
-        force: bool, allow_forgotten: bool) -> None:
+def add(settings: Settings, text: str, title: str | None, type_: MemoryType, klass: MemoryClass | None,
+        scope: Scope | None, project: str | None, paths: tuple[str, ...], tasks: tuple[str, ...],
+        operations: tuple[str, ...], phases: tuple[str, ...], tags: tuple[str, ...], trust: Trust,
+        authority: Authority, recall: Recall | None, tier: Tier | None, importance: float, source: str,
+        summary: str | None, trigger: str | None, force: bool, allow_forgotten: bool) -> None:
     """Remember TEXT; prints the new id.
 
     Memories added by a person are explicit and start proven. The same text

@@ -2,8 +2,9 @@
 
 The tuples (:data:`TYPES`, :data:`ENUMS`, ...) are derived from the aliases, so a
 value added to an alias is at once allowed in files, offered by the CLI and the
-MCP schemas, and accepted by the type checker. The tuples are typed as plain strings: the
-fields they check (``Memory``'s among them) still hold ``str``.
+MCP schemas, and accepted by the type checker (``Memory`` and ``NewMemory`` fields
+carry the aliases). The tuples are typed as plain strings: they check raw values read
+from files and requests, which are ``str`` until checked.
 """
 
 from __future__ import annotations

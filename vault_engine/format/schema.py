@@ -9,11 +9,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ValidationError
 from .ids import is_valid_id
-from .kinds import ENUMS, OUTCOMES
+from .kinds import (
+    ENUMS,
+    OUTCOMES,
+    Authority,
+    Lifecycle,
+    MemoryClass,
+    MemoryType,
+    Recall,
+    Scope,
+    Tier,
+    Trust,
+)
 from .value import KEY_ORDER, MAX_COUNT, Memory, empty_applied
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -227,20 +238,20 @@ def from_fields(raw: Mapping[str, Any], body: str = "", *, path: str | None = No
     return Memory(
         id=memory_id,
         title=check.text("title", required=True),
-        type=check.enum("type", None) or check.text("type", required=True),
+        type=cast(MemoryType, check.enum("type", None) or check.text("type", required=True)),
         body=body,
-        klass=check.enum("class", None),
-        scope=scope or "global",
+        klass=cast("MemoryClass | None", check.enum("class", None)),
+        scope=cast(Scope, scope or "global"),
         project=project,
         paths=check.text_list("paths"),
         tasks=check.text_list("tasks"),
         operations=check.text_list("operations"),
         phases=check.text_list("phases"),
-        authority=check.enum("authority", "inferred") or "inferred",
-        trust=check.enum("trust", "learned") or "learned",
-        lifecycle=check.enum("lifecycle", "trial") or "trial",
-        recall=check.enum("recall", "active") or "active",
-        tier=check.enum("tier", "cold") or "cold",
+        authority=cast(Authority, check.enum("authority", "inferred") or "inferred"),
+        trust=cast(Trust, check.enum("trust", "learned") or "learned"),
+        lifecycle=cast(Lifecycle, check.enum("lifecycle", "trial") or "trial"),
+        recall=cast(Recall, check.enum("recall", "active") or "active"),
+        tier=cast(Tier, check.enum("tier", "cold") or "cold"),
         importance=check.number("importance", 0.5, 0.0, 1.0),
         summary=check.text("summary", default=""),
         trigger=check.text("trigger", default=""),

@@ -13,7 +13,7 @@ from datetime import date, datetime
 from typing import Any, cast
 
 from . import yamlfmt
-from .kinds import OUTCOMES
+from .kinds import OUTCOMES, Authority, Lifecycle, MemoryClass, MemoryType, Recall, Scope, Tier, Trust
 
 # The one order in which the engine writes keys.
 KEY_ORDER = (
@@ -47,20 +47,20 @@ class Memory:
 
     id: str
     title: str
-    type: str
+    type: MemoryType
     body: str = ""
-    klass: str | None = None
-    scope: str = "global"
+    klass: MemoryClass | None = None
+    scope: Scope = "global"
     project: str | None = None
     paths: tuple[str, ...] = ()
     tasks: tuple[str, ...] = ()
     operations: tuple[str, ...] = ()
     phases: tuple[str, ...] = ()
-    authority: str = "inferred"
-    trust: str = "learned"
-    lifecycle: str = "trial"
-    recall: str = "active"
-    tier: str = "cold"
+    authority: Authority = "inferred"
+    trust: Trust = "learned"
+    lifecycle: Lifecycle = "trial"
+    recall: Recall = "active"
+    tier: Tier = "cold"
     importance: float = 0.5
     summary: str = ""
     trigger: str = ""

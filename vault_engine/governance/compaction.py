@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from datetime import date, datetime
 
 from ..format.ids import new_memory_id
+from ..format.kinds import Trust
 from ..format.memory import Memory
 from ..format.text import clip
 from ..store import folder_for
@@ -50,7 +51,7 @@ def digest_of(members: list[Memory], now: datetime, paths: Mapping[str, str] | N
     sample = members[0]
     span = first if first == last else f"{first} to {last}"
     tags = [t for t, _ in Counter(t for m in members for t in m.tags).most_common(3)]
-    trust = "external" if any(m.trust == "external" for m in members) else (
+    trust: Trust = "external" if any(m.trust == "external" for m in members) else (
         "learned" if any(m.trust == "learned" for m in members) else "system")
     lines = [f"Digest of {len(members)} episodes ({span}). Each keeps its full content; follow the links.", ""]
     for member in members:

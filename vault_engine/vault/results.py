@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import VaultError
+from ..format.kinds import Authority, MemoryClass, MemoryType, Recall, Scope, Tier, Trust
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,19 +87,19 @@ class NewMemory:
 
     text: str
     title: str | None = None
-    type: str = "fact"
-    klass: str | None = None
-    scope: str | None = None
+    type: MemoryType = "fact"
+    klass: MemoryClass | None = None
+    scope: Scope | None = None
     project: str | None = None
     paths: Sequence[str] = ()
     tasks: Sequence[str] = ()
     operations: Sequence[str] = ()
     phases: Sequence[str] = ()
     tags: Sequence[str] = ()
-    trust: str = "learned"
-    authority: str = "explicit"
-    recall: str | None = None
-    tier: str | None = None
+    trust: Trust = "learned"
+    authority: Authority = "explicit"
+    recall: Recall | None = None
+    tier: Tier | None = None
     importance: float = 0.5
     source: str = "user"
     summary: str | None = None
