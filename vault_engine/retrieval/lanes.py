@@ -51,8 +51,12 @@ class Sources:
 
 
 def read(query: str, flt: Filter, depth: int, settings: RetrievalSettings, sources: Sources,
-         vector_mask: npt.NDArray[np.bool_]) -> Lanes:
-    """Every lane's candidates for ``query``, best first (``vector_mask``: the vectors ``flt`` admits)."""
+         vector_mask: Callable[[], npt.NDArray[np.bool_]]) -> Lanes:
+    """Every lane's candidates for ``query``, best first (``vector_mask()``: the vectors ``flt`` admits).
+
+    The mask is asked for only once the query is embedded: building it loads the vector
+    matrix, and loading that while the model loads raises a cold search's peak memory.
+    """
     any_of = [[("scope", "global"), ("project", flt.project)]] if flt.project is not None else []
     filters: dict[str, Iterable[str]] = {"trust": flt.trust}
     if flt.types:
@@ -74,7 +78,7 @@ def read(query: str, flt: Filter, depth: int, settings: RetrievalSettings, sourc
                                         exclude=[("lifecycle", "superseded")], snippet_count=0,
                                         boosts={"context": 0.0, "when": 0.0})
         found.rankings["expansion"] = [h.id for h in wider]
-    for lane, pairs in sources.vectors.search(found.vector, depth, vector_mask).items():
+    for lane, pairs in sources.vectors.search(found.vector, depth, vector_mask()).items():
         if lane == "sentence" and not settings.sentence_lane:
             continue
         found.rankings[lane] = [memory_id for memory_id, _ in pairs]

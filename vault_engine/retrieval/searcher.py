@@ -233,7 +233,7 @@ class Searcher:
         s = self.settings
         vocabulary = self._vocabulary_store() if s.weight_expansion > 0 else None
         sources = lanes.Sources(self.fulltext, self.vectors, self.embedder, vocabulary, self._tags_many_carry)
-        found = lanes.read(query, flt, depth, s, sources, self._mask(flt)[1])
+        found = lanes.read(query, flt, depth, s, sources, lambda: self._mask(flt)[1])
         rankings = lanes.keep_admitted(found, self._cols(), self._mask(flt)[0])
         pairs: list[tuple[str, float]] = []
         if feedback.wanted(s) and self._thread_links():
