@@ -2,14 +2,28 @@
 """LoCoMo retrieval benchmark: recall@5, recall@10 and MRR of the gold evidence turns.
 
 Each dialog turn of a conversation becomes one memory in that conversation's
-own vault (imported through ``Vault.import_jsonl`` and indexed by the real
-sync engine with the real model); each question (categories 1-4) is a
-``memvault search``.  It prints the table for BM25 alone, vectors alone and
-the hybrid, overall and per category.
+own vault (imported through ``Vault.import_jsonl``, the core of ``memvault
+import``, and indexed by the real sync engine with the real model); each
+question (categories 1-4) is a search.  It prints the table for BM25 alone,
+vectors alone and the hybrid, overall and per category, for each record format.
+
+The formats are what different people would feed the vault; none of them has a
+field a person would not write:
+
+- ``chat``: a chat log as an importer writes it: ``title``, ``body`` = ``[date]
+  Speaker: text``, ``source: conversation:<id>#<turn>`` (so the engine sees each
+  turn between its neighbours), ``occurred_at``, the speaker as a tag.  No summary.
+- ``facts``: the same turns as plain facts: no thread source, no summary.
+- ``curated``: the chat log with ``summary`` filled in with the whole turn, as a
+  person curating each record would (labelled: users do not write this).
+- ``body``: (comparison only) plain turns with the neighbours pasted into the body.
+
+Conversations through ``memvault ingest`` (episodes) are measured by
+``scripts/eval_ingest.py``.
 
 Usage:
-    python scripts/eval_locomo.py [--data ../shared/bench/locomo_dev.json] [--context none]
-        [--cache DIR] [--dump FILE.jsonl] [--setup NAME:KEY=VALUE,...] [--set KEY=VALUE]
+    python scripts/eval_locomo.py [--data ../shared/bench/locomo_dev.json] [--format chat --format facts]
+        [--cache DIR] [--dump FILE.jsonl] [--setup NAME:KEY=VALUE,...] [--set KEY=VALUE] [--quick]
 
 ``--dump`` writes every question's ranking (top 50, with each gold turn's
 rank) as JSON lines; the per-category error analysis printed after the table
@@ -99,22 +113,21 @@ def clean_evidence(raw: list[Any], known: set[str]) -> list[str]:
     return out
 
 
-def memory_records(turns: list[Turn], context: str,
-                   conversation: str) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    """One JSONL record per distinct turn text; memory id -> dia ids it stands for.
+FORMATS = ("chat", "facts", "curated", "body")
+DEFAULT_FORMATS = ("chat", "facts", "curated")
 
-    ``context``: ``thread`` gives each turn the source ``conversation:<id>#<dia id>``, so the
-    engine indexes it with its neighbouring turns (the product's thread context); ``none``
-    leaves each turn alone (the benchmark's plain documents); ``body`` pastes the neighbours
-    into the memory's body (the old harness-side variant, for comparison).
-    """
+
+def memory_records(turns: list[Turn], fmt: str,
+                   conversation: str) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """One JSONL record per distinct turn text in format ``fmt`` (see the module docstring);
+    memory id -> dia ids it stands for."""
     records: list[dict[str, Any]] = []
     owners: dict[str, list[str]] = {}
     seen: dict[str, str] = {}
     for n, turn in enumerate(turns):
         head = f"[{turn.when_text}] {turn.speaker}: {turn.text}"
         parts = [head]
-        if context == "body":
+        if fmt == "body":
             same = [t for t in turns[max(0, n - 1) : n + 2] if t.session == turn.session and t is not turn]
             parts += [f"{other.speaker}: {other.text}" for other in same]
         body = "\n\n".join(parts)
@@ -128,12 +141,13 @@ def memory_records(turns: list[Turn], context: str,
         record: dict[str, Any] = {
             "id": memory_id,
             "title": f"{turn.speaker}: {turn.text[:70]}",
-            "summary": head,
-            "type": "episode",
-            "source": f"conversation:{conversation}" + (f"#{turn.dia_id}" if context == "thread" else ""),
             "body": body,
             "tags": [turn.speaker],  # who said it, as a chat importer records it
         }
+        if fmt in ("chat", "curated"):
+            record["source"] = f"conversation:{conversation}#{turn.dia_id}"
+        if fmt == "curated":
+            record["summary"] = head
         if turn.when is not None:
             record["occurred_at"] = turn.when.date().isoformat()
         records.append(record)
@@ -159,7 +173,7 @@ BUCKETS = ((1, 5), (6, 10), (11, 20), (21, 50))
 DEPTH = 50
 
 
-def evaluate(data: list[dict[str, Any]], context: str, setups: dict[str, dict[str, Any]],
+def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, Any]],
              overrides: dict[str, Any], verbose: bool, cache: Path | None = None,
              dump: list[dict[str, Any]] | None = None, analyse: bool = True) -> dict[str, dict[str, Any]]:
     results: dict[str, dict[str, list[tuple[int, float, float, float]]]] = {
@@ -172,9 +186,9 @@ def evaluate(data: list[dict[str, Any]], context: str, setups: dict[str, dict[st
     for sample in data:
         turns = turns_of(sample)
         known = {t.dia_id for t in turns}
-        records, owners = memory_records(turns, context, str(sample.get("sample_id", "x")))
+        records, owners = memory_records(turns, fmt, str(sample.get("sample_id", "x")))
         with tempfile.TemporaryDirectory(prefix="locomo-") as folder:
-            root = (cache / context / str(sample.get("sample_id", "x"))) if cache else Path(folder) / "vault"
+            root = (cache / fmt / str(sample.get("sample_id", "x"))) if cache else Path(folder) / "vault"
             owners_file = root / ".memvault" / "locomo-owners.json"
             if cache and owners_file.is_file():
                 owners = json.loads(owners_file.read_text())
@@ -224,7 +238,8 @@ def evaluate(data: list[dict[str, Any]], context: str, setups: dict[str, dict[st
                     if dump is not None:
                         texts = {t.dia_id: f"{t.speaker}: {t.text}" for t in turns}
                         dump.append({
-                            "setup": name, "conversation": sample.get("sample_id"), "category": CATEGORIES[category],
+                            "format": fmt, "setup": name, "conversation": sample.get("sample_id"),
+                            "category": CATEGORIES[category],
                             "question": qa["question"], "answer": qa.get("answer"),
                             "gold": {g: {"rank": r, "text": texts[g]} for g, r in gold_ranks.items()},
                             "r5": r5, "r10": r10,
@@ -248,7 +263,7 @@ def evaluate(data: list[dict[str, Any]], context: str, setups: dict[str, dict[st
                           for name, by in landed.items()}
     summary["_meta"] = {
         "index_seconds_per_conversation": statistics.median(index_seconds) if index_seconds else None,
-        "context": context,
+        "format": fmt,
         "analysed": analyse,
     }
     return summary
@@ -293,7 +308,7 @@ def print_table(summary: dict[str, dict[str, Any]]) -> None:
     n = next(iter(v for k, v in summary.items() if not k.startswith("_")))["overall"]["n"]
     seconds = meta["index_seconds_per_conversation"]
     indexing = f"indexing {seconds:.1f} s per conversation (median, import + sync)" if seconds else "cached vaults"
-    print(f"\n{n} questions (categories 1-4 with evidence); context={meta['context']}; {indexing}")
+    print(f"\n{n} questions (categories 1-4 with evidence); format={meta['format']}; {indexing}")
 
 
 def print_landing(summary: dict[str, dict[str, Any]]) -> None:
@@ -320,9 +335,8 @@ def _typed(key: str, value: str) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--context", choices=("thread", "none", "body"), default="thread",
-                        help="thread: turns carry their place in the conversation, so the engine indexes each with "
-                             "its neighbours (default); none: plain turns; body: neighbours pasted into the body")
+    parser.add_argument("--format", action="append", choices=FORMATS, dest="formats",
+                        help="a record format to measure (repeatable; default: chat, facts and curated)")
     parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations (0: all)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a [retrieval] setting for every system, e.g. --set rrf_k=20")
@@ -348,16 +362,40 @@ def main() -> None:
         name, _, spec = item.partition(":")
         setups[name] = {k: _typed(k, v) for k, v in (pair.split("=", 1) for pair in spec.split(",") if pair)}
     dump: list[dict[str, Any]] | None = [] if args.dump else None
-    summary = evaluate(data, args.context, setups, overrides, verbose=not args.json, cache=args.cache, dump=dump,
-                       analyse=not args.quick or dump is not None)
+    results = {}
+    for fmt in args.formats or DEFAULT_FORMATS:
+        if not args.json:
+            print(f"== format: {fmt}", file=sys.stderr)
+        results[fmt] = evaluate(data, fmt, setups, overrides, verbose=not args.json, cache=args.cache, dump=dump,
+                                analyse=not args.quick or dump is not None)
     if args.dump and dump is not None:
         args.dump.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in dump), encoding="utf-8")
     if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
+        print(json.dumps(results, indent=2))
+        return
+    for fmt, summary in results.items():
+        print(f"\n### format: {fmt}\n")
         print_table(summary)
         if summary["_meta"].get("analysed"):
             print_landing(summary)
+    if len(results) > 1:
+        print_formats(results)
+
+
+def print_formats(results: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """The defaults across the formats, side by side."""
+    print("\n### the defaults by record format\n")
+    print("| format | R@5 | R@10 | MRR | " + " | ".join(f"{c} R@10" for c in CATEGORIES.values())
+          + " | indexing s per conversation |")
+    print("|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|")
+    for fmt, summary in results.items():
+        name = "hybrid (defaults)" if "hybrid (defaults)" in summary else next(k for k in summary if k[0] != "_")
+        scores, seconds = summary[name], summary["_meta"]["index_seconds_per_conversation"]
+        label = f"{fmt} (summaries filled in by hand)" if fmt == "curated" else fmt
+        cells = [f"{scores.get(c, {}).get('r10', 0.0):.3f}" for c in CATEGORIES.values()]
+        indexing = f"{seconds:.1f}" if seconds else "cached"
+        print(f"| {label} | {scores['overall']['r5']:.3f} | {scores['overall']['r10']:.3f} | "
+              f"{scores['overall']['mrr']:.3f} | " + " | ".join(cells) + f" | {indexing} |")
 
 
 if __name__ == "__main__":

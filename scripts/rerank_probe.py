@@ -63,11 +63,11 @@ class Row:
     wanted: tuple[str, ...]
 
 
-def collect(data: list[dict[str, Any]], cache: Path) -> list[Row]:
+def collect(data: list[dict[str, Any]], cache: Path, fmt: str = "chat") -> list[Row]:
     rows: list[Row] = []
     for sample in data:
         name = str(sample["sample_id"])
-        root = cache / "thread" / name
+        root = cache / fmt / name
         owners = json.loads((root / ".memvault" / "locomo-owners.json").read_text())
         base = config_mod.load(root)
         retrieval = dataclasses.replace(config_mod.RetrievalSettings(), max_context_chars=10**9)
@@ -122,8 +122,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--cache", type=Path, required=True, help="the --cache folder of eval_locomo.py")
+    parser.add_argument("--format", default="chat", help="which of eval_locomo.py's record formats (default chat)")
     args = parser.parse_args()
-    rows = collect(json.loads(args.data.read_text(encoding="utf-8")), args.cache)
+    rows = collect(json.loads(args.data.read_text(encoding="utf-8")), args.cache, args.format)
     x = np.array([r.features for r in rows])
     y = np.array([float(r.gold) for r in rows])
     conversations = np.array([r.conversation for r in rows])
