@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from vault_engine.index.derived import embedding_texts
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.sync import Indexes, sync
 from vault_engine.store import STATE_DIR
@@ -34,6 +35,23 @@ def filled(make_vault: Callable[..., Vault]) -> Vault:
     vault.add(NewMemory("Staging runs Postgres 16 with pgvector.", project="github.com/acme/api"))
     vault.add(NewMemory("The client fails with ERR_CONN_RESET under heavy load.", trigger="When I debug resets"))
     return vault
+
+
+def test_a_text_several_lanes_hold_is_embedded_once(make_vault: Callable[..., Vault]) -> None:
+    vault = make_vault()
+    # Summary and body are the same text; the two turns of the same words share it too.
+    vault.add(NewMemory("Deploys run at noon.", summary="Deploys run at noon."))
+    vault.add(NewMemory("Rollbacks take one command and a minute.", title="Rollbacks"))
+    fake = HashEmbedder()
+    indexes = Indexes(vault.root, fake)
+    report = sync(vault.root, indexes)
+    entries = vault.scan().entries.values()
+    lanes = [text for entry in entries for _, _, text in embedding_texts(entry.memory, fake)]
+    assert len(lanes) > len(set(lanes))  # some lanes repeat a text
+    assert report.embedded == fake.calls == len(set(lanes))
+    deploys = next(e.memory.id for e in entries if e.memory.title.startswith("Deploys"))
+    summary, body = indexes.vectors.vector(deploys, "summary"), indexes.vectors.vector(deploys, "body")
+    assert summary is not None and body is not None and (summary == body).all()
 
 
 def test_first_sync_indexes_everything_and_second_does_nothing(filled: Vault) -> None:

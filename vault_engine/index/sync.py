@@ -356,11 +356,17 @@ def _batch(root: Path, indexes: Indexes, survey: _Survey) -> _Batch:
 
 def _write_vectors(indexes: Indexes, batch: _Batch, deleted: Sequence[str],
                    progress: Progress | None) -> tuple[int, float]:
-    """Embed the pending texts and store their vectors; (texts embedded, seconds embedding)."""
+    """Embed the pending texts and store their vectors; (texts embedded, seconds embedding).
+
+    A text is embedded once however many lanes (or memories) hold it: a summary that
+    repeats the body, or a turn and its copy, share one vector.
+    """
     flat = [text for _, _, texts in batch.pending for _, _, text in texts]
+    distinct = list(dict.fromkeys(flat))
     started = time.perf_counter()
-    vectors = _embed(indexes.embedder, flat, progress)
+    by_text = dict(zip(distinct, _embed(indexes.embedder, distinct, progress), strict=True))
     seconds = time.perf_counter() - started
+    vectors = [by_text[text] for text in flat]
     position = 0
     items = []
     for memory_id, fingerprint, texts in batch.pending:
@@ -371,7 +377,7 @@ def _write_vectors(indexes: Indexes, batch: _Batch, deleted: Sequence[str],
         indexes.vectors.put_many(items)
     if deleted:
         indexes.vectors.delete(deleted)
-    return len(vectors), seconds
+    return len(distinct), seconds
 
 
 def _update_pages(root: Path, indexes: Indexes, plan: ChangeSet, rows: Sequence[CatalogRow],
