@@ -27,5 +27,11 @@ def test_sentences_stop_at_the_limit() -> None:
 
 def test_titles_summaries_and_clipping() -> None:
     assert make_title("# Deploys\nMore text.") == "Deploys"
-    assert make_summary("First sentence here. Second one.") == "First sentence here."
+    # The leading sentences that fit: a short text is its own summary.
+    assert make_summary("First sentence here. Second one.") == "First sentence here. Second one."
+    heading = make_summary("# Deploys\nThey run at noon.\nNever on Fridays.")
+    assert heading == "Deploys They run at noon. Never on Fridays."
+    long = "First sentence here. " + "A second sentence that goes on and on. " * 8
+    assert make_summary(long, limit=60) == "First sentence here. A second sentence that goes on and on."
+    assert make_summary("One sentence far longer than the limit allows it to be.", limit=20) == "One sentence far…"
     assert clip("one two three four", 9) == "one two…"

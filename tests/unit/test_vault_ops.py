@@ -53,7 +53,7 @@ def test_add_explicit_starts_proven_with_defaults(vault: Vault) -> None:
     assert (m.authority, m.lifecycle, m.scope, m.tier, m.recall, m.type) == (
         "explicit", "proven", "global", "cold", "active", "fact")
     assert m.title == "Tests use pytest fixtures"
-    assert m.summary == "Tests use pytest fixtures."
+    assert m.summary == "Tests use pytest fixtures. Never unittest setUp. More detail here."  # short: all of it
     assert m.body == "Tests use pytest fixtures. Never unittest setUp.\nMore detail here.\n"
     assert m.created is not None and m.created == m.updated
     assert journal_kinds(vault, result.id) == ["add"]

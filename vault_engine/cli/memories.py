@@ -42,7 +42,7 @@ def _choice(values: tuple[str, ...]) -> click.Choice[str]:
 @click.option("--tier", type=_choice(TIERS), help="hot (resident) or cold (searchable).")
 @click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True, help="0 to 1.")
 @click.option("--source", default="user", show_default=True, help="user | conversation:S | document:URI | tool:NAME")
-@click.option("--summary", help="One-line summary (default: the first sentence).")
+@click.option("--summary", help="One-line summary (default: the leading sentences, up to 240 characters).")
 @click.option("--trigger", help="When this memory should come to mind.")
 @click.option("--force", is_flag=True, help="Keep text that looks like a one-off instruction.")
 @click.option("--allow-forgotten", is_flag=True, help="Re-learn text that was permanently forgotten.")

@@ -67,9 +67,26 @@ def make_title(text: str, limit: int = 80) -> str:
 
 
 def make_summary(text: str, limit: int = 240) -> str:
-    """An extractive summary: the first sentence, clipped."""
-    body = "\n".join(line.lstrip("#").strip() for line in text.splitlines())
-    return clip(first_sentence(body), limit)
+    """An extractive summary: the leading sentences that fit in ``limit`` characters (the first
+    one clipped when it alone is longer).
+
+    A short memory is its own best summary: the summary lane embeds what the memory says, not
+    a fragment of it (a chat turn's first sentence is often a greeting).
+    """
+    body = " ".join(line.lstrip("#").strip() for line in text.splitlines())
+    flat = " ".join(body.split())
+    if len(flat) <= limit:
+        return flat
+    lead = first_sentence(flat)
+    rest = flat[len(lead):]
+    out = lead
+    while rest.strip():
+        following = first_sentence(rest.strip())
+        if len(out) + 1 + len(following) > limit:
+            break
+        out = f"{out} {following}"
+        rest = rest.strip()[len(following):]
+    return clip(out, limit)
 
 
 def is_one_off(text: str) -> str | None:

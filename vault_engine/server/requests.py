@@ -284,7 +284,7 @@ class RememberRequest(Request):
         "Path globs where it applies, relative to the repository root, e.g. tests/**.", Text("", MAX_PATH), "path")))
     tags: tuple[str, ...] = field(default=(), metadata=arg(Strings("Tags, e.g. testing.", Text("", MAX_TAG), "tag")))
     summary: str | None = field(default=None, metadata=arg(Text(
-        "A one-line summary (default: the first sentence).", MAX_SUMMARY)))
+        "A one-line summary (default: the leading sentences, up to 240 characters).", MAX_SUMMARY)))
     trigger: str | None = field(default=None, metadata=arg(Text(
         "When it should come to mind, e.g. 'When I write tests in this repository'.", MAX_SUMMARY)))
     authority: Authority = field(default="explicit", metadata=arg(Choice(
