@@ -178,6 +178,44 @@ BUCKETS = ((1, 5), (6, 10), (11, 20), (21, 50))
 DEPTH = 50
 
 
+def open_vault(sample: dict[str, Any], fmt: str, cache: Path | None,
+               folder: Path) -> tuple[Vault, dict[str, list[str]], float | None, int]:
+    """The conversation's vault in format ``fmt`` (built by ``memvault import`` then sync, or reused
+    from ``cache``): (vault, memory id -> dia ids, seconds it took to build or None, memories)."""
+    records, owners = memory_records(turns_of(sample), fmt, str(sample.get("sample_id", "x")))
+    root = (cache / fmt / str(sample.get("sample_id", "x"))) if cache else folder / "vault"
+    owners_file = root / ".memvault" / "locomo-owners.json"
+    if cache and owners_file.is_file():
+        owners = json.loads(owners_file.read_text())
+        vault = Vault(root)
+        vault.sync()  # rebuilds indexes an older engine wrote
+        return vault, owners, None, len(owners)
+    if root.exists():
+        shutil.rmtree(root)
+    create_vault(root, git=False)
+    vault = Vault(root)
+    started = time.perf_counter()
+    imported = vault.import_jsonl([json.dumps(r) for r in records], "locomo")
+    if imported.errors:
+        raise SystemExit(f"import failed: {imported.errors[0].one_line()}")
+    vault.sync()
+    seconds = time.perf_counter() - started
+    owners_file.write_text(json.dumps(owners))
+    return vault, owners, seconds, len(records)
+
+
+def questions(sample: dict[str, Any]) -> list[tuple[int, str, set[str]]]:
+    """(category, question, gold dia ids) of every question in categories 1-4 with evidence."""
+    known = {t.dia_id for t in turns_of(sample)}
+    out = []
+    for qa in sample["qa"]:
+        category = int(qa.get("category", 0))
+        gold = set(clean_evidence(list(qa.get("evidence") or []), known))
+        if category in CATEGORIES and gold:
+            out.append((category, str(qa["question"]), gold))
+    return out
+
+
 def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, Any]],
              overrides: dict[str, Any], verbose: bool, cache: Path | None = None,
              dump: list[dict[str, Any]] | None = None, analyse: bool = True) -> dict[str, dict[str, Any]]:
@@ -188,29 +226,17 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
     landed: dict[str, dict[int, dict[str, int]]] = {name: defaultdict(lambda: defaultdict(int)) for name in setups}
     timings: dict[str, list[float]] = defaultdict(list)
     index_seconds: list[float] = []
+    # setup -> conversation -> (R@10, multi-hop?) per question: the leave-one-conversation-out folds
+    folds: dict[str, dict[str, list[tuple[float, float]]]] = {name: defaultdict(list) for name in setups}
     for sample in data:
+        conversation = str(sample.get("sample_id", "x"))
         turns = turns_of(sample)
         known = {t.dia_id for t in turns}
-        records, owners = memory_records(turns, fmt, str(sample.get("sample_id", "x")))
         with tempfile.TemporaryDirectory(prefix="locomo-") as folder:
-            root = (cache / fmt / str(sample.get("sample_id", "x"))) if cache else Path(folder) / "vault"
-            owners_file = root / ".memvault" / "locomo-owners.json"
-            if cache and owners_file.is_file():
-                owners = json.loads(owners_file.read_text())
-                vault = Vault(root)
-                vault.sync()  # rebuilds indexes an older engine wrote
-            else:
-                if root.exists():
-                    shutil.rmtree(root)
-                create_vault(root, git=False)
-                vault = Vault(root)
-                started = time.perf_counter()
-                imported = vault.import_jsonl([json.dumps(r) for r in records], "locomo")
-                if imported.errors:
-                    raise SystemExit(f"import failed: {imported.errors[0].one_line()}")
-                vault.sync()
-                index_seconds.append(time.perf_counter() - started)
-                owners_file.write_text(json.dumps(owners))
+            vault, owners, seconds, size = open_vault(sample, fmt, cache, Path(folder))
+            root = vault.root
+            if seconds is not None:
+                index_seconds.append(seconds)
             base = config_mod.load(root)
             for name, changes in setups.items():
                 if name == SERVICE:
@@ -235,6 +261,7 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
                     r10 = len(gold & set(ranked[:10])) / len(gold)
                     first = next((n for n, d in enumerate(ranked[:10], 1) if d in gold), None)
                     results[name][category].append((1, r5, r10, 1.0 / first if first else 0.0))
+                    folds[name][conversation].append((r10, 1.0 if category == 1 else 0.0))
                     deep = list(ranked)
                     if analyse:
                         deep_hits = searcher.search(SearchRequest(str(qa["question"]), limit=DEPTH)).hits
@@ -270,9 +297,10 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
                     r10 = len(gold & set(ranked[:10])) / len(gold)
                     first = next((n for n, d in enumerate(ranked[:10], 1) if d in gold), None)
                     results[SERVICE][category].append((1, r5, r10, 1.0 / first if first else 0.0))
+                    folds[SERVICE][conversation].append((r10, 1.0 if category == 1 else 0.0))
                 service.close()
         if verbose and index_seconds:
-            print(f"  {sample.get('sample_id', '?')}: {len(records)} memories indexed in {index_seconds[-1]:.1f} s",
+            print(f"  {sample.get('sample_id', '?')}: {size} memories indexed in {index_seconds[-1]:.1f} s",
                   file=sys.stderr)
     summary: dict[str, dict[str, Any]] = {}
     for name, by_category in results.items():
@@ -282,6 +310,9 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
             **{CATEGORIES[c]: _scores(by_category[c]) for c in sorted(by_category)},
             "query_ms_p50": statistics.median(timings[name]) * 1000 if timings[name] else 0.0,
         }
+    summary["_folds"] = {name: {c: {"r10": sum(r for r, _m in rows) / len(rows),
+                                    "multi-hop": (sum(r for r, m in rows if m) / max(1, sum(m for _r, m in rows)))}
+                                for c, rows in sorted(by.items())} for name, by in folds.items()}
     summary["_landed"] = {name: {CATEGORIES[c]: dict(b) for c, b in sorted(by.items())}
                           for name, by in landed.items()}
     summary["_meta"] = {
@@ -337,6 +368,23 @@ def print_table(summary: dict[str, dict[str, Any]]) -> None:
     seconds = meta["index_seconds_per_conversation"]
     indexing = f"indexing {seconds:.1f} s per conversation (median, import + sync)" if seconds else "cached vaults"
     print(f"\n{n} questions (categories 1-4 with evidence); format={meta['format']}; {indexing}")
+
+
+def print_folds(summary: dict[str, dict[str, Any]], baseline: str = "hybrid (defaults)") -> None:
+    """R@10 per conversation for every setup, and on how many of them each beats ``baseline``: a
+    change is kept only when it helps on at least four of the five development conversations."""
+    folds = summary["_folds"]
+    if baseline not in folds or len(folds) < 2:
+        return
+    conversations = list(folds[baseline])
+    print(f"\nPer conversation (R@10 / multi-hop R@10; folds better than {baseline}):")
+    print("| system | " + " | ".join(conversations) + " | better on |")
+    print("|---|" + "---|" * len(conversations) + "---|")
+    for name, by in folds.items():
+        better = sum(1 for c in conversations if by[c]["r10"] > folds[baseline][c]["r10"] + 1e-9)
+        cells = [f"{by[c]['r10']:.3f} / {by[c]['multi-hop']:.3f}" for c in conversations]
+        mark = "-" if name == baseline else f"{better} of {len(conversations)}"
+        print(f"| {name} | " + " | ".join(cells) + f" | {mark} |")
 
 
 def print_landing(summary: dict[str, dict[str, Any]]) -> None:
@@ -405,6 +453,7 @@ def main() -> None:
     for fmt, summary in results.items():
         print(f"\n### format: {fmt}\n")
         print_table(summary)
+        print_folds(summary)
         if summary["_meta"].get("analysed"):
             print_landing(summary)
     if len(results) > 1:

@@ -4,7 +4,9 @@ Small fixtures with the real model and the real indexes: every test runs the
 same query with the technique on (the shipped defaults) and off, and checks
 that the intended memory moves.  The gains they stand for are measured on the
 LoCoMo development half by ``scripts/eval_locomo.py`` (docs/performance.md,
-"Retrieval quality"); these tests keep them from silently going away.
+"Retrieval quality"); these tests keep them from silently going away.  They look at rankings,
+so every search lists its weak hits too (``weak=True``): whether a query clears the relevance
+floor is tested in test_relevance_floor.py.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def with_settings(vault: Vault, **changes: Any) -> Vault:
 
 
 def ranked(vault: Vault, query: str, limit: int = 10) -> list[str]:
-    return [h.id for h in vault.search(SearchRequest(query, limit=limit)).hits]
+    return [h.id for h in vault.search(SearchRequest(query, limit=limit, weak=True)).hits]
 
 
 def turn(vault: Vault, chat: str, position: str, speaker: str, text: str,
@@ -83,7 +85,7 @@ def test_a_reply_is_found_through_the_turn_before_it(chat: tuple[Vault, dict[str
     alone = with_settings(vault, weight_feedback=0.0, vector_drop_tags=False)
     on = ranked(alone, query, limit=3)
     assert made["answer"] in on
-    hit = next(h for h in alone.search(SearchRequest(query, limit=3)).hits if h.id == made["answer"])
+    hit = next(h for h in alone.search(SearchRequest(query, limit=3, weak=True)).hits if h.id == made["answer"])
     assert "context" in hit.lanes or "thread" in hit.rerank
     off = ranked(with_settings(vault, weight_feedback=0.0, vector_drop_tags=False, rerank_thread=0.0,
                                fts_context=0.0), query, limit=10)
@@ -105,7 +107,7 @@ def test_a_date_in_the_question_picks_the_memory_from_then(chat: tuple[Vault, di
     words match the question a little better, comes first."""
     vault, made = chat
     query = "What did Melanie paint in July 2023?"
-    hits = vault.search(SearchRequest(query, limit=3)).hits
+    hits = vault.search(SearchRequest(query, limit=3, weak=True)).hits
     assert hits[0].id == made["sunset-july"]
     assert hits[0].rerank.get("time", 1.0) > 1.0
     assert any("date the query names" in line for line in hits[0].why)
@@ -116,10 +118,10 @@ def test_a_date_in_the_question_picks_the_memory_from_then(chat: tuple[Vault, di
 def test_one_sentence_of_a_long_turn_answers_a_question(chat: tuple[Vault, dict[str, str]]) -> None:
     """Sentence lane: the question matches one sentence of a long turn better than the whole turn."""
     vault, made = chat
-    hit = next(h for h in vault.search(SearchRequest("Where did Caroline move from?", limit=10)).hits
+    hit = next(h for h in vault.search(SearchRequest("Where did Caroline move from?", limit=10, weak=True)).hits
                if h.id == made["sweden"])
     assert hit.similarity["sentence"] > hit.similarity["summary"]
-    without = with_settings(vault, sentence_lane=False).search(SearchRequest("Where did Caroline move from?")).hits
+    without = with_settings(vault, sentence_lane=False).search(SearchRequest("Where did Caroline move from?", weak=True)).hits
     assert all("sentence" not in h.similarity and "sentence" not in h.lanes for h in without)
 
 
@@ -133,12 +135,12 @@ def test_expansion_with_the_vaults_own_words_when_turned_on(make_vault: Callable
     for text in ("Sam bakes sourdough bread on Sundays.", "Sam drives an old red pickup truck.",
                  "Sam's sister studies marine biology."):
         vault.add(NewMemory(text))
-    hits = vault.search(SearchRequest("Does Sam do any martial arts?")).hits
+    hits = vault.search(SearchRequest("Does Sam do any martial arts?", weak=True)).hits
     hit = next(h for h in hits if h.id == target)
     assert hit.lanes["expansion"] == 1  # "Sam" alone matches every memory in full text
     assert any("taekwondo for 'martial'" in line or "taekwondo for 'arts'" in line for line in hit.why)
     assert hits[0].id == target
-    plain = with_settings(vault, weight_expansion=0.0).search(SearchRequest("Does Sam do any martial arts?")).hits
+    plain = with_settings(vault, weight_expansion=0.0).search(SearchRequest("Does Sam do any martial arts?", weak=True)).hits
     assert all("expansion" not in h.lanes for h in plain)
 
 
@@ -147,7 +149,7 @@ def turns(vault: Vault, chat: str, lines: list[tuple[str, str]]) -> list[str]:
 
 
 def scores(vault: Vault, query: str) -> dict[str, Any]:
-    return {h.id: h for h in vault.search(SearchRequest(query, limit=20)).hits}
+    return {h.id: h for h in vault.search(SearchRequest(query, limit=20, weak=True)).hits}
 
 
 def test_feedback_finds_the_other_items_of_a_list(make_vault: Callable[..., Vault]) -> None:

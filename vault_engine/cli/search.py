@@ -18,11 +18,13 @@ from .root import cli
 @click.option("--trust", "trust", multiple=True, type=click.Choice((*TRUSTS, "any")),
               help="Only these trust levels (repeatable). Default: system and learned; "
                    "external sources only when asked for, and labelled.")
+@click.option("--weak", is_flag=True,
+              help="When no memory clears the relevance floor, list the closest anyway (marked weak).")
 @click.option("--explain", is_flag=True, help="Show each lane's rank and each boost.")
 @common
 @click.pass_obj
 def search(settings: Settings, query: str, limit: int | None, project: str | None, path: str | None,
-           types: tuple[str, ...], trust: tuple[str, ...], explain: bool) -> None:
+           types: tuple[str, ...], trust: tuple[str, ...], weak: bool, explain: bool) -> None:
     """Find memories by meaning and by exact words.
 
     \b
@@ -32,14 +34,15 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
     """
     from ..retrieval.searcher import SearchRequest
 
-    request = SearchRequest(query, limit=limit, project=project, path=path, types=types, trust=trust)
+    request = SearchRequest(query, limit=limit, project=project, path=path, types=types, trust=trust,
+                            weak=weak)
     result = settings.open_vault().search(request)
 
     def human() -> None:
         if result.notice:
-            click.echo(result.notice, err=True)
+            click.echo(result.notice.replace("search with weak", "--weak"), err=True)
         for hit in result.hits:
-            label = " [external]" if hit.trust == "external" else ""
+            label = (" [external]" if hit.trust == "external" else "") + (" [weak]" if hit.weak else "")
             click.echo(f"{hit.score:.3f}  {hit.id}  {hit.title}{label}")
             detail = hit.snippet or hit.summary
             if detail:

@@ -152,6 +152,17 @@ class FullTextIndex:
     def count(self) -> int:
         return int(self.index.searcher().num_docs)
 
+    def frequencies(self, terms: Iterable[str], fields: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(indexed documents, stemmed term -> how many documents carry it in any of ``fields``).
+
+        A term's count is its largest count over the fields (a lower bound of the union that
+        costs one dictionary lookup per field)."""
+        searcher = self.index.searcher()
+        out: dict[str, int] = {}
+        for term in terms:
+            out[term] = max((int(searcher.doc_freq(name, term)) for name in fields), default=0)
+        return int(searcher.num_docs), out
+
     def search(
         self,
         text: str,

@@ -22,6 +22,7 @@ class SearchRequest:
     path: str | None = None  # memories whose path selectors match it, or that have none
     types: tuple[str, ...] = ()
     trust: tuple[str, ...] = ()  # empty: system and learned (and external if configured)
+    weak: bool = False  # when no hit clears the relevance floor, list the closest anyway (marked weak)
 
 
 @dataclass(slots=True)
@@ -50,6 +51,8 @@ class Hit:
     why: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
     dup_key: str = ""
+    evidence: float = 0.0  # best cosine + IDF-weighted query coverage (see retrieval/relevance.py)
+    weak: bool = False  # evidence below the relevance floor
 
     @property
     def chars(self) -> int:
@@ -65,6 +68,7 @@ class Hit:
             "similarity": {k: round(v, 4) for k, v in self.similarity.items()},
             "boosts": {k: round(v, 4) for k, v in self.boosts.items()},
             "rerank": {k: round(v, 4) for k, v in self.rerank.items()}, "duplicates": self.duplicates,
+            "evidence": round(self.evidence, 4), "weak": self.weak,
         }
 
 
@@ -74,13 +78,14 @@ class SearchResult:
     hits: list[Hit]
     revivable: list[Hit]
     notice: str | None = None
+    relevance: dict[str, float] | None = None  # the best evidence and cosine of the candidates, and the floors
 
     def to_json(self) -> dict[str, Any]:
         return {
             "query": self.query, "hits": [h.to_json() for h in self.hits],
             "revivable": [{"id": h.id, "title": h.title, "score": round(h.score, 6), "path": h.path,
                            "restore": f"memvault trash restore {h.id}"} for h in self.revivable],
-            "notice": self.notice,
+            "notice": self.notice, "relevance": self.relevance,
         }
 
 

@@ -36,8 +36,9 @@ from ..index.embedder import Embedder
 from ..index.fulltext import FullTextIndex, query_terms
 from ..index.vectors import VectorStore
 from ..index.vocabulary import Vocabulary
-from . import feedback, lanes, rerank, threads
+from . import feedback, lanes, relevance, rerank, threads
 from .collapse import collapse, cut
+from .dates import date_words
 from .filters import Columns, Filter
 from .fusion import Fused, boost, fuse, fusion_input, prune
 from .hits import make_hit
@@ -187,6 +188,13 @@ class Searcher:
             terms = self._terms[row.id] = rerank.terms_of(f"{row.title}\n{row.summary}\n{row.trigger}", row.tags)
         return terms
 
+    def _evidence_terms(self, row: CatalogRow) -> frozenset[str]:
+        """The words a hit's evidence reads: the re-ranker's, and its date in words (as the
+        full-text index has it: "what did she paint in July 2023" is covered by a memory of then)."""
+        terms = self._row_terms(row)
+        when = row.occurred_at.date() if isinstance(row.occurred_at, datetime) else row.occurred_at
+        return terms | frozenset(rerank.stems(date_words(when))) if when is not None else terms
+
     def _vocabulary_store(self) -> Vocabulary | None:
         """The vault's vocabulary, when sync has built one (search never creates it)."""
         if self._vocabulary is None:
@@ -212,8 +220,41 @@ class Searcher:
         found = self._find(request.query, flt, max(self.settings.candidates, limit * 3))
         positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)}
                      for lane, ids in found.rankings.items()}
-        hits = self._rank(request.query, found, positions, flt, limit, moment)
-        return SearchResult(request.query, hits, self._revivable(found, positions, limit, moment))
+        hits, best = self._rank(request.query, found, positions, flt, limit, moment)
+        notice = None
+        if hits and not best.clears:
+            notice = f"no memory matches closely: {best.describe()}"
+            if request.weak:
+                notice += "; the closest are listed, marked weak"
+            else:
+                plural = "match" if len(hits) == 1 else "matches"
+                notice += f"; {len(hits)} weak {plural} left out (search with weak to list them)"
+                hits = []
+        return SearchResult(request.query, hits, self._revivable(found, positions, limit, moment), notice,
+                            best.to_json())
+
+    def _weigh_evidence(self, query: str, hits: list[Hit]) -> relevance.Best:
+        """Give every hit its evidence (see :mod:`relevance`); the best of them, against the floors."""
+        floors = relevance.Floors(self.settings.relevance_floor, self.settings.meaning_floor)
+        best = relevance.Best(floors)
+        if not hits:
+            return best
+        documents, frequency = self.fulltext.frequencies(relevance.content_stems(query), relevance.EVIDENCE_FIELDS)
+        words = relevance.QueryWords.of(query, documents, frequency)
+        rows = self.rows({h.id for h in hits})
+        for hit in hits:
+            row = rows.get(hit.id)
+            coverage = words.coverage(self._evidence_terms(row)) if row is not None else 0.0
+            hit.evidence = relevance.evidence(hit.similarity, coverage)
+            meaning = max(hit.similarity.values(), default=0.0)
+            hit.weak = not floors.cleared(hit.evidence, meaning)
+            best.add(hit.evidence, meaning)
+            reason = relevance.describe(hit.evidence, meaning, coverage, floors)
+            # After the lanes, fusion and boosts; before what joined or folded the hit.
+            at = next((n + 1 for n in range(len(hit.why) - 1, -1, -1)
+                       if hit.why[n].startswith(("boosts:", "re-ranked:"))), len(hit.why))
+            hit.why.insert(at, reason)
+        return best
 
     def _read_request(self, request: SearchRequest) -> tuple[Filter, int]:
         """The request's filter and limit, checked."""
@@ -244,8 +285,10 @@ class Searcher:
         return found
 
     def _rank(self, query: str, found: lanes.Lanes, positions: Positions, flt: Filter, limit: int,
-              now: datetime) -> list[Hit]:
-        """The hits: fused, boosted, re-ranked, with linked neighbours, collapsed and cut."""
+              now: datetime) -> tuple[list[Hit], relevance.Best]:
+        """The hits: fused, boosted, re-ranked, with linked neighbours, weighed against the relevance
+        floor (the whole shortlist: whether the vault holds the answer does not depend on the
+        limit), collapsed and cut."""
         s = self.settings
         fused_input, weights = fusion_input(self._active(found.rankings), found.similarity, s)
         shortlist_size = limit * 2 + 10
@@ -266,8 +309,9 @@ class Searcher:
         hits = with_neighbours(hits, flt, now, rows, s, self.catalog, self.rows)
         hits.sort(key=lambda h: (-h.score, h.id))
         hits = [h for h in hits if h.score >= s.min_score]
+        best = self._weigh_evidence(query, hits)
         hits = collapse(hits, limit, s.duplicate_similarity, self.vectors.vector)
-        return cut(hits, limit, s.max_context_chars)
+        return cut(hits, limit, s.max_context_chars), best
 
     def _revivable(self, found: lanes.Lanes, positions: Positions, limit: int, now: datetime) -> list[Hit]:
         """Trashed memories that match strongly, offered for revival (never hits)."""

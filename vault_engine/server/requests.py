@@ -256,6 +256,9 @@ class SearchRequest(Request):
     trust: tuple[Trust | Literal["any"], ...] = field(default=(), metadata=arg(Strings(
         "Trust levels to include (default: system and learned, plus external when the vault says so; 'any' for all).",
         Choice("A trust level.", TRUST_FILTERS), "trust level", len(TRUST_FILTERS))))
+    weak: bool = field(default=False, metadata=arg(Flag(
+        "true: when no memory clears the relevance floor, list the closest anyway, each marked weak (by default "
+        "such a search answers no hits and a notice).")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,7 +132,7 @@ class MemoryService:
     def search(self, request: SearchRequest) -> dict[str, Any]:
         """Hybrid search; hits carry id, title, summary, trigger, badges and why each matched."""
         query = self._search_request(request.query, request.limit, project=request.project, path=request.path,
-                                     types=request.types, trust=request.trust)
+                                     types=request.types, trust=request.trust, weak=request.weak)
         return self._run(lambda: dict(self.vault.search(query).to_json()))
 
     def read(self, request: ReadRequest) -> dict[str, Any]:

@@ -58,7 +58,8 @@ def search(vault: Vault, request: SearchRequest) -> SearchResult:
                 raise
             problem = exc.one_line()
         if problem is None:
-            result.notice = notice
+            if notice:
+                result.notice = f"{notice}; {result.notice}" if result.notice else notice
             return result
         # Unreadable or from another version: rebuild from the files (outside the
         # handler, so nothing of the failed attempt is held open), then search again.

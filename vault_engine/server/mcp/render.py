@@ -32,6 +32,8 @@ def render_search(result: Mapping[str, Any]) -> str:
                 where += f", project {hit['project']}"
             if hit.get("lifecycle") == "trial":
                 where += ", trial"
+            if hit.get("weak"):
+                where += ", weak match"
             line = f"- {hit['id']}  {hit['title']}  (score {float(hit.get('score') or 0):.3f}; {where})"
             summary = _clip(hit.get("summary") or hit.get("snippet"), 240)
             if summary:

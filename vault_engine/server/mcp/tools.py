@@ -153,7 +153,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "hits": {"type": "array", "items": {"type": "object", "properties": {
                 "id": {"type": "string"}, "title": {"type": "string"}, "score": {"type": "number"},
                 "summary": _nullable("string"), "trigger": _nullable("string"), "type": {"type": "string"},
-                "path": {"type": "string"}, "why": WHY,
+                "path": {"type": "string"}, "why": WHY, "evidence": {"type": "number"}, "weak": {"type": "boolean"},
             }, "required": ["id", "title", "score"]}},
             "revivable": {"type": "array", "items": {"type": "object", "properties": {
                 "id": {"type": "string"}, "title": {"type": "string"}, "score": {"type": "number"},

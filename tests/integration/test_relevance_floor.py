@@ -1,0 +1,120 @@
+"""The absolute relevance floor, with the real model and the real indexes: a query about something
+the vault does not hold answers no hits (or hits marked weak, when asked for), through the API, the
+CLI, the service that HTTP and MCP call, and the context director."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+from click.testing import CliRunner
+
+from vault_engine.cli import cli
+from vault_engine.context.director import TaskRequest, build
+from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.server.requests import SearchRequest as ServiceSearch
+from vault_engine.server.service import MemoryService
+from vault_engine.vault import NewMemory, Vault
+
+pytestmark = pytest.mark.slow
+
+FACTS = [
+    "Write commit messages in the imperative mood.",
+    "The staging deploy goes through the bastion host bastion.acme.internal on port 2222.",
+    "The CDN caches static assets for 600 seconds.",
+    "Our staging database is Postgres 16 with the pgvector extension.",
+    "Python code is formatted with ruff format, line length 120.",
+]
+UNRELATED = ["legacy FTP uploader passive mode", "write a haiku about tea", "best sourdough starter hydration"]
+
+
+@pytest.fixture
+def world(make_vault: Callable[..., Vault]) -> tuple[Vault, list[str]]:
+    vault = Vault(make_vault().root, auto_sync=True)
+    made = [vault.add(NewMemory(text)).id for text in FACTS]
+    assert vault.index_warning is None
+    return vault, made
+
+
+@pytest.mark.parametrize("query", UNRELATED)
+def test_a_query_the_vault_holds_nothing_about_answers_no_hits(world: tuple[Vault, list[str]], query: str) -> None:
+    vault, _made = world
+    result = vault.search(SearchRequest(query))
+    assert result.hits == []
+    assert result.notice is not None and "relevance floor" in result.notice and "weak" in result.notice
+    asked = vault.search(SearchRequest(query, weak=True))
+    assert asked.hits, "with weak the closest memories are listed"
+    assert all(h.weak and h.evidence < vault.config.retrieval.relevance_floor for h in asked.hits)
+    assert all(any(w.startswith("weak: evidence") for w in h.why) for h in asked.hits)
+
+
+def test_a_query_the_vault_holds_is_answered_and_its_hit_clears_the_floor(world: tuple[Vault, list[str]]) -> None:
+    vault, made = world
+    for query, expected in (("staging bastion", made[1]), ("how long does the CDN cache static files", made[2]),
+                            ("commit message style", made[0])):
+        result = vault.search(SearchRequest(query))
+        assert result.hits and result.hits[0].id == expected, query
+        top = result.hits[0]
+        assert not top.weak and top.evidence >= vault.config.retrieval.relevance_floor
+        assert result.notice is None
+        # The rest may be weak: every hit is returned, and says which it is.
+        assert all(h.weak == (h.evidence < vault.config.retrieval.relevance_floor) for h in result.hits)
+
+
+def test_the_floor_is_a_setting(world: tuple[Vault, list[str]]) -> None:
+    vault, _made = world
+    (vault.root / "memvault.toml").write_text("[retrieval]\nrelevance_floor = 0.0\n", encoding="utf-8")
+    relaxed = Vault(vault.root)
+    assert relaxed.search(SearchRequest("legacy FTP uploader passive mode")).hits
+
+
+def test_cli_prints_the_notice_and_lists_weak_matches_only_when_asked(world: tuple[Vault, list[str]]) -> None:
+    vault, _made = world
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["--vault", str(vault.root), "search", "legacy FTP uploader passive mode"])
+    assert plain.exit_code == 0
+    assert plain.stdout == ""
+    assert "relevance floor" in plain.stderr and "--weak" in plain.stderr
+    weak = runner.invoke(cli, ["--vault", str(vault.root), "search", "legacy FTP uploader passive mode", "--weak",
+                               "--explain"])
+    assert weak.exit_code == 0
+    lines = [line for line in weak.stdout.splitlines() if line.startswith(("0", "1", "2"))]
+    assert lines and all(line.endswith("[weak]") for line in lines)
+    assert "below the relevance floor" in weak.stdout
+    as_json = json.loads(runner.invoke(cli, ["--vault", str(vault.root), "--json", "search", "staging bastion"]).stdout)
+    assert as_json["hits"][0]["weak"] is False and as_json["hits"][0]["evidence"] >= 0.6
+
+
+def test_the_service_that_http_and_mcp_call_takes_weak(world: tuple[Vault, list[str]]) -> None:
+    vault, _made = world
+    service = MemoryService(vault)
+    try:
+        none = service.search(ServiceSearch.parse({"query": "legacy FTP uploader passive mode"}))
+        assert none["hits"] == [] and "relevance floor" in none["notice"]
+        listed = service.search(ServiceSearch.parse({"query": "legacy FTP uploader passive mode", "weak": True}))
+        assert listed["hits"] and all(h["weak"] for h in listed["hits"])
+    finally:
+        service.close()
+
+
+def test_an_unrelated_task_gets_nothing_relevant_to_the_task(world: tuple[Vault, list[str]]) -> None:
+    vault, made = world
+    manifest = build(vault, TaskRequest("write a haiku about tea"), record=False)
+    reasons = [w for item in manifest.manifest for w in item.why] + [w for item in manifest.resident for w in item.why]
+    assert not any("relevant to the task" in w for w in reasons)
+    related = build(vault, TaskRequest("fix the staging deploy through the bastion host"), record=False)
+    assert made[1] in related.ids
+
+
+def test_a_raw_multi_sentence_memory_is_found_by_a_paraphrase_of_its_last_sentence(
+        make_vault: Callable[..., Vault]) -> None:
+    """No summary written: the one the engine derives keeps every sentence of a short memory."""
+    vault = Vault(make_vault().root, auto_sync=True)
+    for text in FACTS:
+        vault.add(NewMemory(text))
+    target = vault.add(NewMemory(
+        "We moved the nightly jobs to a new scheduler last spring. The old cron box was retired in May. "
+        "Backups of the billing database now run at 3 am and are kept for thirty days.")).id
+    hits = vault.search(SearchRequest("how long do we keep copies of the billing data")).hits
+    assert hits and hits[0].id == target and not hits[0].weak
