@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ..config import RetrievalSettings
@@ -48,8 +49,10 @@ class Hit:
     boosts: dict[str, float] = field(default_factory=dict)
     rerank: dict[str, float] = field(default_factory=dict)  # factor per re-ranking feature ("thread": added)
     why: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)  # true duplicates folded into this hit
+    conflicts: list[str] = field(default_factory=list)  # hits stating the same with other values
     dup_key: str = ""
+    updated: datetime | None = None  # when the memory was last stated (updated, else created)
 
     @property
     def chars(self) -> int:
@@ -65,6 +68,7 @@ class Hit:
             "similarity": {k: round(v, 4) for k, v in self.similarity.items()},
             "boosts": {k: round(v, 4) for k, v in self.boosts.items()},
             "rerank": {k: round(v, 4) for k, v in self.rerank.items()}, "duplicates": self.duplicates,
+            "conflicts": self.conflicts,
         }
 
 
