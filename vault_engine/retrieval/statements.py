@@ -7,7 +7,8 @@ capitalised name.  Texts are compared case- and punctuation-blind.
 
 - :func:`same_statement`: two texts state the same thing (true duplicates, fit to fold into
   one hit): the same values and names, the same negations and, unless their texts are already
-  known equal, nearly the same words (stemmed, function words aside).
+  known equal, nearly the same words (stemmed, function words aside): one says every word the
+  other says, and at most a few more.
 - :func:`differing_values`: two texts state the same thing except for their values (a
   conflict, "the TTL is 600 seconds" and "the TTL is 3600 seconds"): aligned word by word, they
   agree on at least two in three words, and every place they differ holds a value on both
@@ -34,7 +35,7 @@ NEGATION = re.compile(
     re.I,
 )
 NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-SAME_WORDS = 0.8  # two reworded texts are one statement when this share of their words (Dice) is shared
+SAME_WORDS = 0.8  # a reworded text is the same statement when this share of the words (Dice) is shared
 # Two texts differ only in values when they agree on at least two in three of their words, in order.
 SHARED_IN_ORDER = (2, 3)
 
@@ -139,7 +140,10 @@ def same_statement(a: Statement, b: Statement, *, same_text: bool = False) -> bo
         return False
     if not (a.names <= b.words and b.names <= a.words):
         return False
-    return same_text or overlap(a, b) >= SAME_WORDS
+    if same_text:
+        return True
+    # Reworded: one says every word the other says, and little more ("tabs" for "spaces" is another statement).
+    return (a.words <= b.words or b.words <= a.words) and overlap(a, b) >= SAME_WORDS
 
 
 def differing_values(a: Statement, b: Statement) -> list[tuple[str, str]] | None:
