@@ -122,6 +122,7 @@ export interface SearchHit {
 	boosts?: Record<string, number>;
 	rerank?: Record<string, number>;
 	duplicates?: string[];
+	conflicts?: string[];
 }
 
 export interface RevivableHit {
@@ -145,6 +146,7 @@ const searchHit = object<SearchHit>({
 	lifecycle: oneOf(LIFECYCLES), tier: oneOf(TIERS), snippet: str, why: list(str),
 	base: optional(num), lanes: optional(mapOf(int)), similarity: optional(mapOf(num)),
 	boosts: optional(mapOf(num)), rerank: optional(mapOf(num)), duplicates: optional(list(str)),
+	conflicts: optional(list(str)),
 });
 
 export const decodeSearch = top("search", object<SearchResult>({

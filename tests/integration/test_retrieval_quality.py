@@ -121,7 +121,8 @@ def test_one_sentence_of_a_long_turn_answers_a_question(chat: tuple[Vault, dict[
     hit = next(h for h in vault.search(SearchRequest("Where did Caroline move from?", limit=10, weak=True)).hits
                if h.id == made["sweden"])
     assert hit.similarity["sentence"] > hit.similarity["summary"]
-    without = with_settings(vault, sentence_lane=False).search(SearchRequest("Where did Caroline move from?", weak=True)).hits
+    without = with_settings(vault, sentence_lane=False).search(
+        SearchRequest("Where did Caroline move from?", weak=True)).hits
     assert all("sentence" not in h.similarity and "sentence" not in h.lanes for h in without)
 
 
@@ -140,7 +141,8 @@ def test_expansion_with_the_vaults_own_words_when_turned_on(make_vault: Callable
     assert hit.lanes["expansion"] == 1  # "Sam" alone matches every memory in full text
     assert any("taekwondo for 'martial'" in line or "taekwondo for 'arts'" in line for line in hit.why)
     assert hits[0].id == target
-    plain = with_settings(vault, weight_expansion=0.0).search(SearchRequest("Does Sam do any martial arts?", weak=True)).hits
+    plain = with_settings(vault, weight_expansion=0.0).search(
+        SearchRequest("Does Sam do any martial arts?", weak=True)).hits
     assert all("expansion" not in h.lanes for h in plain)
 
 

@@ -49,6 +49,8 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
                 click.echo(f"       {detail}")
             if hit.trigger:
                 click.echo(f"       when: {hit.trigger}")
+            if hit.conflicts:
+                click.echo(f"       conflicts with {', '.join(hit.conflicts)}: states another value")
             if explain:
                 click.echo(f"       path: {hit.path}")
                 for reason in hit.why:

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..format.memory import TRUSTS, Memory, normalize_text
+from ..retrieval.statements import NEGATION as _NEGATION
+from ..retrieval.statements import NUMBER as _NUMBER
 from .actions import Action, Change, View, merge_changes
 from .classify import moment_key
 from .similarity import Similarity, group_of, text_similarity, words
@@ -37,17 +39,11 @@ from .similarity import Similarity, group_of, text_similarity, words
 TRUST_RANK = {t: len(TRUSTS) - n for n, t in enumerate(TRUSTS)}  # system 3 > learned 2 > external 1
 LIFECYCLE_RANK = {"superseded": 0, "trial": 1, "proven": 2}
 
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nothing|neither|nor|cannot|\w+n't|without|stopped|disabled|deprecated|dropped|"
-    r"abandoned|avoids?|avoided|avoiding|lacks?|lacking|refrain|refrains)\b",
-    re.I,
-)
 _UPDATE = re.compile(
     r"\b(?:no longer|any ?more|instead|switched|switching|moved|migrated|changed|replaced|now|nowadays|"
     r"from now on|as of)\b",
     re.I,
 )
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _COUNTERPART = 0.5  # word overlap at which two sentences state the same thing
 

@@ -30,7 +30,7 @@ def make_hit(fused: Fused, row: CatalogRow, settings: RetrievalSettings, positio
         lifecycle=row.lifecycle, tier=row.tier, authority=row.authority,
         snippet=(found.snippets.get(row.id) if found is not None else None) or clip(row.summary or row.title, 160),
         base=fused.score, lanes=lanes, similarity=cosines, boosts=boosted.factors,
-        rerank=dict(reranked or {}), dup_key=row.dup_key,
+        rerank=dict(reranked or {}), dup_key=row.dup_key, updated=row.updated or row.created,
     )
     if score is not None:
         hit.score = score

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ..config import RetrievalSettings
@@ -49,10 +50,12 @@ class Hit:
     boosts: dict[str, float] = field(default_factory=dict)
     rerank: dict[str, float] = field(default_factory=dict)  # factor per re-ranking feature ("thread": added)
     why: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)  # true duplicates folded into this hit
+    conflicts: list[str] = field(default_factory=list)  # hits stating the same with other values
     dup_key: str = ""
     evidence: float = 0.0  # best cosine + IDF-weighted query coverage (see retrieval/relevance.py)
     weak: bool = False  # evidence below the relevance floor
+    updated: datetime | None = None  # when the memory was last stated (updated, else created)
 
     @property
     def chars(self) -> int:
@@ -69,6 +72,7 @@ class Hit:
             "boosts": {k: round(v, 4) for k, v in self.boosts.items()},
             "rerank": {k: round(v, 4) for k, v in self.rerank.items()}, "duplicates": self.duplicates,
             "evidence": round(self.evidence, 4), "weak": self.weak,
+            "conflicts": self.conflicts,
         }
 
 

@@ -8,9 +8,9 @@ time, proof, trust and usefulness (:mod:`fusion`), and the best are re-ranked (:
 Filters (project, path selectors, type, trust; :mod:`filters`) hold in every lane before
 ranking; superseded memories never appear; trashed ones are never hits but, when they match
 strongly, are offered for revival.  Linked neighbours may join at a share of the linking hit's
-score (:mod:`neighbours`), near-duplicates collapse into the best of them, and the list is cut
-to the limit and the character budget (:mod:`collapse`).  Every hit explains itself
-(:mod:`explain`).
+score (:mod:`neighbours`), true duplicates fold into their current member, hits that state the
+same with other values are placed side by side, and the list is cut to the limit and the
+character budget (:mod:`collapse`).  Every hit explains itself (:mod:`explain`).
 
 A :class:`Searcher` keeps the indexes open and the filter masks cached, so a
 long-lived process (the watcher, the MCP server, a benchmark) pays the
@@ -288,7 +288,7 @@ class Searcher:
               now: datetime) -> tuple[list[Hit], relevance.Best]:
         """The hits: fused, boosted, re-ranked, with linked neighbours, weighed against the relevance
         floor (the whole shortlist: whether the vault holds the answer does not depend on the
-        limit), collapsed and cut."""
+        limit), duplicates folded, conflicts paired, cut."""
         s = self.settings
         fused_input, weights = fusion_input(self._active(found.rankings), found.similarity, s)
         shortlist_size = limit * 2 + 10

@@ -145,8 +145,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Search the vault (full text and meaning) when you need something memory_context did not deliver: "
         "'how do we deploy', 'what did the user say about logging', a name or an error message. Returns, for "
         "each hit, its id, title, one-line summary, score and why it matched, not the content: open the "
-        "promising ones with memory_read (depth 0 to check, 1 or 2 to use). Also lists relevant memories "
-        "that are in the trash, which the user can restore.",
+        "promising ones with memory_read (depth 0 to check, 1 or 2 to use). Two hits that say the same thing "
+        "with different values (a number, a name, a path) come side by side and name each other in conflicts: "
+        "check which one holds before relying on either. Also lists relevant memories that are in the trash, "
+        "which the user can restore.",
         SearchRequest, input_schema(SearchRequest),
         _output({
             "query": {"type": "string"},
@@ -154,6 +156,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "id": {"type": "string"}, "title": {"type": "string"}, "score": {"type": "number"},
                 "summary": _nullable("string"), "trigger": _nullable("string"), "type": {"type": "string"},
                 "path": {"type": "string"}, "why": WHY, "evidence": {"type": "number"}, "weak": {"type": "boolean"},
+                "duplicates": {"type": "array", "items": {"type": "string"}},
+                "conflicts": {"type": "array", "items": {"type": "string"}},
             }, "required": ["id", "title", "score"]}},
             "revivable": {"type": "array", "items": {"type": "object", "properties": {
                 "id": {"type": "string"}, "title": {"type": "string"}, "score": {"type": "number"},
