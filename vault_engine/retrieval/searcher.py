@@ -213,7 +213,8 @@ class Searcher:
         positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)}
                      for lane, ids in found.rankings.items()}
         hits = self._rank(request.query, found, positions, flt, limit, moment)
-        return SearchResult(request.query, hits, self._revivable(found, positions, limit, moment))
+        return SearchResult(request.query, hits, self._revivable(found, positions, limit, moment),
+                            project=request.project)
 
     def _read_request(self, request: SearchRequest) -> tuple[Filter, int]:
         """The request's filter and limit, checked."""
