@@ -20,12 +20,19 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private HOME and no MEMVAULT_* / ANTHROPIC_* variables for every test."""
+    """A private HOME, no MEMVAULT_* / ANTHROPIC_* variables and a working folder in no project for every test.
+
+    Search and remember default to the project of the working folder; the memvault checkout the tests
+    start in is a project of its own. A test that needs a project makes a repository and works in it.
+    """
     home = tmp_path_factory.mktemp("home")
     for name in list(os.environ):
         if name.startswith(("MEMVAULT_", "ANTHROPIC_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    # Subprocesses (python -m vault_engine) then no longer find this checkout through the working folder.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
     yield home
 
 
