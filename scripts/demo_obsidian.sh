@@ -20,4 +20,6 @@ else
   echo "npm not found: the plugin was not built (see obsidian-plugin/README.md)" >&2
 fi
 
-exec "${MV[@]}" serve "$@"
+# Served from the vault's own folder, which is no project: requests that name none cover every project.
+cd "$VAULT"
+exec "$ROOT/.venv/bin/memvault" --vault "$VAULT" serve "$@"

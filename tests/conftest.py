@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -20,12 +21,19 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private HOME and no MEMVAULT_* / ANTHROPIC_* variables for every test."""
+    """A private HOME, no MEMVAULT_* / ANTHROPIC_* variables and a working folder in no project for every test.
+
+    Search and remember default to the project of the working folder; the memvault checkout the tests
+    start in is a project of its own. A test that needs a project makes a repository and works in it.
+    """
     home = tmp_path_factory.mktemp("home")
     for name in list(os.environ):
         if name.startswith(("MEMVAULT_", "ANTHROPIC_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    # Subprocesses (python -m vault_engine) then no longer find this checkout through the working folder.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
     yield home
 
 
@@ -64,6 +72,27 @@ def run_cli(vault: Vault) -> Callable[..., Result]:
         return runner.invoke(cli, ["--vault", str(vault.root), *args], input=input, catch_exceptions=False)
 
     return invoke
+
+
+def _make_checkout(folder: Path, origin: str = "https://github.com/acme/web.git") -> Path:
+    """A git repository at ``folder`` whose ``origin`` is ``origin`` (project key github.com/acme/web)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    subprocess.run(["git", "init", "-q", str(folder)], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", origin], check=True, capture_output=True)
+    return folder
+
+
+@pytest.fixture
+def make_checkout() -> Callable[..., Path]:
+    """``make_checkout(folder, origin=...)``: a git repository with that origin remote."""
+    return _make_checkout
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A checkout of github.com/acme/web in ``tmp_path/web`` (the working folder stays where it is)."""
+    return _make_checkout(tmp_path / "web")
 
 
 def run_memvault(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,

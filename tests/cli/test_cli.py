@@ -54,7 +54,8 @@ def test_init_json(tmp_path: Path) -> None:
 def test_add_and_show_json(run_cli: Callable[..., Result]) -> None:
     data = as_json(run_cli("add", "Use pytest fixtures. Not setUp.", "--project", "github.com/acme/api",
                            "--tag", "testing", "--path", "tests/**", "--json"))
-    assert set(data) == {"id", "path", "created", "notice"} and data["created"] is True
+    assert set(data) == {"id", "path", "created", "notice", "scope", "project"} and data["created"] is True
+    assert (data["scope"], data["project"]) == ("project", "github.com/acme/api")
     assert data["path"].startswith("memories/projects/github.com-acme-api/")
     depth0 = as_json(run_cli("show", data["id"], "--depth", "0", "--json"))
     assert {"id", "title", "depth", "summary", "trigger", "path", "trashed", "text"} <= set(depth0)

@@ -215,7 +215,8 @@ def test_read_depths_add_detail_then_body(server: Server) -> None:
 def test_remember_then_search_finds_it(server: Server) -> None:
     fact = "The billing service retries failed webhooks three times with exponential backoff."
     text, added = server.ok("memory_remember", {"text": fact, "tags": ["billing"]})
-    assert added["created"] is True and text == f"Remembered {added['id']} ({added['path']})."
+    assert added["created"] is True  # into the repository the server was started in, by default
+    assert text == f"Remembered {added['id']} in project {server.project} ({added['path']})."
 
     _, found = server.ok("memory_search", {"query": "billing webhook retries"})
     assert found["hits"][0]["id"] == added["id"]
@@ -237,6 +238,42 @@ def test_remember_in_the_current_project_by_default(server: Server) -> None:
     _, view = server.ok("memory_read", {"id": added["id"]})
     assert view["metadata"]["scope"] == "project" and view["metadata"]["project"] == server.project
     assert view["metadata"]["paths"] == ["config/**"]
+
+
+def test_search_covers_the_current_project_unless_all_projects(server: Server) -> None:
+    mobile = server.ids["The mobile app uses Expo"]  # github.com/example/mobile, not the server's project
+    profile = server.ids["Who I work with"]  # global
+    fixtures = server.ids["Use pytest fixtures, not setUp"]  # the server's own project
+    text, found = server.ok("memory_search", {"query": "mobile app Expo builds", "limit": 20})
+    assert found["project"] == server.project
+    assert mobile not in [hit["id"] for hit in found["hits"]]
+    assert f"in {server.project} and the global memories" in text and "all_projects: true" in text
+    _, found = server.ok("memory_search", {"query": "backend engineer Python TypeScript", "limit": 20})
+    assert profile in [hit["id"] for hit in found["hits"]]
+    _, found = server.ok("memory_search", {"query": "pytest fixtures", "limit": 20})
+    assert fixtures in [hit["id"] for hit in found["hits"]]
+
+    text, wide = server.ok("memory_search", {"query": "mobile app Expo builds", "all_projects": True})
+    assert wide["project"] is None and wide["hits"][0]["id"] == mobile and "all_projects" not in text
+    _, other = server.ok("memory_search", {"query": "mobile app Expo builds", "project": "github.com/example/mobile"})
+    assert other["project"] == "github.com/example/mobile" and other["hits"][0]["id"] == mobile
+    assert "exclude each other" in server.error("memory_search", {"query": "x", "project": "github.com/example/mobile",
+                                                                  "all_projects": True})
+
+
+def test_remember_places_memories_in_the_current_project_or_global(server: Server) -> None:
+    _, here = server.ok("memory_remember", {"text": "The webapp's cache is Redis 7."})
+    assert (here["scope"], here["project"]) == ("project", server.project)
+    assert here["path"].startswith("memories/projects/github.com-example-webapp/")
+    _, view = server.ok("memory_read", {"id": here["id"]})
+    assert view["metadata"]["scope"] == "project" and view["metadata"]["project"] == server.project
+
+    text, everywhere = server.ok("memory_remember", {"text": "The user writes commit messages in English.",
+                                                     "scope": "global"})
+    assert (everywhere["scope"], everywhere["project"]) == ("global", None)
+    assert everywhere["path"].startswith("memories/global/") and "in project" not in text
+    _, profile = server.ok("memory_remember", {"text": "The user is based in Lisbon.", "type": "core-profile"})
+    assert (profile["scope"], profile["project"]) == ("global", None) and profile["path"].startswith("profile/")
 
 
 def test_correct_keeps_the_old_version_superseded(server: Server) -> None:

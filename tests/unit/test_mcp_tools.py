@@ -27,6 +27,7 @@ from vault_engine.server.mcp import (
     failure,
     render_context,
     render_feedback,
+    render_remember,
     render_search,
 )
 from vault_engine.server.service import MemoryService
@@ -138,6 +139,31 @@ def test_search_rendering_lists_hits_reasons_and_the_trash() -> None:
         "- m-2  Old deploys  (score 0.700)",
     ]
     assert render_search({"query": "nothing", "hits": [], "revivable": []}) == 'No memory matches "nothing".'
+
+
+def test_search_and_remember_renderings_name_the_project() -> None:
+    hit = {"id": "m-1", "title": "Deploys", "score": 1.0, "type": "fact", "why": []}
+    narrowed = render_search({"query": "deploy", "project": PROJECT, "hits": [hit], "revivable": []})
+    assert narrowed.splitlines()[0] == (f'1 memory match "deploy" in {PROJECT} and the global memories (open one '
+                                        "with memory_read; all_projects: true searches every project):")
+    assert render_search({"query": "x", "project": PROJECT, "hits": [], "revivable": []}) == (
+        f'No memory matches "x" in {PROJECT} and the global memories (all_projects: true searches every project).')
+    assert render_remember({"id": "m-1", "path": "memories/projects/a/x.md", "created": True, "project": PROJECT}) \
+        == f"Remembered m-1 in project {PROJECT} (memories/projects/a/x.md)."
+    assert render_remember({"id": "m-1", "path": "memories/global/x.md", "created": True, "project": None}) \
+        == "Remembered m-1 (memories/global/x.md)."
+
+
+def test_the_service_scopes_search_and_remember_to_its_project(service: MemoryService) -> None:
+    _, added = ok(service, "memory_remember", text="The API keys rotate monthly.")
+    assert (added["scope"], added["project"]) == ("project", PROJECT)
+    _, other = ok(service, "memory_remember", text="The web keys rotate weekly.", project="github.com/acme/web")
+    _, found = ok(service, "memory_search", query="keys rotate")
+    ids = [hit["id"] for hit in found["hits"]]
+    assert found["project"] == PROJECT and added["id"] in ids and other["id"] not in ids
+    _, wide = ok(service, "memory_search", query="keys rotate", all_projects=True)
+    assert wide["project"] is None and other["id"] in [hit["id"] for hit in wide["hits"]]
+    assert "exclude each other" in error(service, "memory_search", query="x", project=PROJECT, all_projects=True)
 
 
 def test_context_rendering_speaks_in_tools() -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..format.memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
 from ..server.requests import DEPTHS
-from ..server.views import change_json, entry_json, entry_line, feedback_json
+from ..server.views import add_json, change_json, entry_json, entry_line, feedback_json
 from .options import Settings, common, emit
 from .root import cli
 
@@ -27,8 +28,10 @@ def _choice(values: tuple[str, ...]) -> click.Choice[str]:
 @click.option("--title", help="Title (default: the first line of TEXT).")
 @click.option("--type", "type_", type=_choice(TYPES), default="fact", show_default=True, help="Kind of memory.")
 @click.option("--class", "klass", type=_choice(CLASSES), help="What kind of knowledge this is.")
-@click.option("--scope", type=_choice(SCOPES), help="global or project (default: project when --project is given).")
-@click.option("--project", help="Project key, e.g. github.com/acme/api.")
+@click.option("--scope", type=_choice(SCOPES),
+              help="global (every project) or project. Default: project when --project is given or in a "
+                   "repository (global for core-profile and user-preference memories); else global.")
+@click.option("--project", help="Project key, e.g. github.com/acme/api (default: the current repository's).")
 @click.option("--path", "paths", multiple=True, help="Path glob where it applies (repeatable).")
 @click.option("--task", "tasks", multiple=True, help="Task kind where it applies (repeatable).")
 @click.option("--operation", "operations", multiple=True, help="Operation where it applies (repeatable).")
@@ -57,31 +60,37 @@ def add(settings: Settings, text: str, title: str | None, type_: MemoryType, kla
 
     Memories added by a person are explicit and start proven. The same text
     added twice adds evidence to the existing memory instead of a duplicate.
+    In a repository a memory belongs to its project unless --scope global
+    (see `memvault project`).
 
     \b
     Example:
-        memvault add "Use pytest fixtures, not setUp" --project github.com/acme/api --path 'tests/**'
+        memvault add "Use pytest fixtures, not setUp" --path 'tests/**'
+        memvault add "I prefer short answers" --scope global
     """
-    from ..errors import InvalidInput
+    from ..context.project import current_project
     from ..vault import NewMemory
 
     if text == "-":
         text = sys.stdin.read()
-    if scope == "project" and not project:
-        raise InvalidInput("--scope project needs --project KEY")
+    vault = settings.open_vault(write=True)
+    here = current_project(Path.cwd(), vault.root) if not project and scope != "global" else None
     request = NewMemory(
         text=text, title=title, type=type_, klass=klass, scope=scope, project=project, paths=paths,
         tasks=tasks, operations=operations, phases=phases, tags=tags, trust=trust, authority=authority,
         recall=recall, tier=tier, importance=importance, source=source, summary=summary, trigger=trigger,
+        current_project=here,
     )
-    result = settings.open_vault(write=True).add(request, allow_one_off=force, allow_forgotten=allow_forgotten)
+    result = vault.add(request, allow_one_off=force, allow_forgotten=allow_forgotten)
 
     def human() -> None:
         click.echo(result.id)
         if result.notice:
             click.echo(result.notice, err=True)
+        if result.created and here and result.project == here:
+            click.echo(f"in project {here}: {result.path} (--scope global for every project)", err=True)
 
-    emit(settings, {"id": result.id, "path": result.path, "created": result.created, "notice": result.notice}, human)
+    emit(settings, add_json(result), human)
 
 
 @cli.command("import")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ..format.memory import TRUSTS, TYPES
@@ -12,7 +14,9 @@ from .root import cli
 @cli.command()
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(1, 1000), help="Most hits to return (default: retrieval.limit).")
-@click.option("--project", help="Only this project's memories and the global ones.")
+@click.option("--project", help="Only this project's memories and the global ones (default: the current "
+                                "repository's; see `memvault project`).")
+@click.option("--all-projects", is_flag=True, help="Search every project's memories, not only the current one's.")
 @click.option("--path", help="Only memories whose path selectors match PATH (or that have none).")
 @click.option("--type", "types", multiple=True, type=click.Choice(TYPES), help="Only this type (repeatable).")
 @click.option("--trust", "trust", multiple=True, type=click.Choice((*TRUSTS, "any")),
@@ -23,24 +27,36 @@ from .root import cli
 @click.option("--explain", is_flag=True, help="Show each lane's rank and each boost.")
 @common
 @click.pass_obj
-def search(settings: Settings, query: str, limit: int | None, project: str | None, path: str | None,
-           types: tuple[str, ...], trust: tuple[str, ...], weak: bool, explain: bool) -> None:
+def search(settings: Settings, query: str, limit: int | None, project: str | None, all_projects: bool,
+           path: str | None, types: tuple[str, ...], trust: tuple[str, ...], weak: bool, explain: bool) -> None:
     """Find memories by meaning and by exact words.
+
+    In a repository the search covers its memories and the global ones (as
+    context does); --all-projects covers every project.
 
     \b
     Example:
         memvault search "why does the deploy fail on staging" --project github.com/acme/api
-        memvault search E1102 --explain
+        memvault search E1102 --explain --all-projects
     """
+    from ..context.project import current_project
+    from ..context.scope import search_project
     from ..retrieval.searcher import SearchRequest
 
-    request = SearchRequest(query, limit=limit, project=project, path=path, types=types, trust=trust,
-                            weak=weak)
-    result = settings.open_vault().search(request)
+    if project and all_projects:
+        raise click.UsageError("--project and --all-projects exclude each other: --project narrows the search "
+                               "to one project, --all-projects widens it to every project")
+    vault = settings.open_vault()
+    scope = search_project(project, all_projects, lambda: current_project(Path.cwd(), vault.root))
+    result = vault.search(SearchRequest(query, limit=limit, project=scope, path=path, types=types, trust=trust,
+                                        weak=weak))
+    searched = f"searched {scope} and global memories; --all-projects to widen" if scope else None
 
     def human() -> None:
         if result.notice:
             click.echo(result.notice.replace("search with weak", "--weak"), err=True)
+        if explain and searched:
+            click.echo(searched, err=True)
         for hit in result.hits:
             label = (" [external]" if hit.trust == "external" else "") + (" [weak]" if hit.weak else "")
             click.echo(f"{hit.score:.3f}  {hit.id}  {hit.title}{label}")
@@ -56,7 +72,7 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
                 for reason in hit.why:
                     click.echo(f"       - {reason}")
         if not result.hits:
-            click.echo("no matches", err=True)
+            click.echo(f"no matches ({searched})" if searched else "no matches", err=True)
         for hit in result.revivable:
             click.echo(f"in the trash, matches strongly: {hit.id}  {hit.title}  "
                        f"(memvault trash restore {hit.id})", err=True)

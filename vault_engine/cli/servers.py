@@ -16,8 +16,8 @@ def mcp(settings: Settings, no_watch: bool) -> None:
     """Serve the vault to an agent over MCP (stdio).
 
     Tools: memory_search, memory_read, memory_remember, memory_correct,
-    memory_forget, memory_context and memory_feedback. The project of
-    context requests defaults to the repository the server was started in.
+    memory_forget, memory_context and memory_feedback. Context, search and
+    remember default to the repository the server was started in.
 
     \b
     Example (Claude Code):
@@ -34,14 +34,18 @@ def mcp(settings: Settings, no_watch: bool) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Only loopback addresses are accepted: the API is for this machine's user.")
 @click.option("--no-watch", is_flag=True, help="Do not keep the indexes current while files change outside.")
+@click.option("--project", help="The project requests default to (default: the repository the server is started "
+                                "in; none outside one).")
 @common
 @click.pass_obj
-def serve(settings: Settings, port: int | None, host: str, no_watch: bool) -> None:
+def serve(settings: Settings, port: int | None, host: str, no_watch: bool, project: str | None) -> None:
     """Serve the vault as a local HTTP JSON API (for the Obsidian plugin and scripts).
 
     Binds 127.0.0.1 only. Clients send the token from .memvault/serve.json
     (readable only by you) as "Authorization: Bearer TOKEN". The model and the
-    indexes stay loaded between requests.
+    indexes stay loaded between requests. Context, search and remember
+    requests that name no project are about the current project: --project,
+    else the repository the server was started in.
 
     \b
     Example:
@@ -54,4 +58,4 @@ def serve(settings: Settings, port: int | None, host: str, no_watch: bool) -> No
     def announce(line: str) -> None:
         click.echo(line, err=True)
 
-    run(settings.vault_path, host=host, port=port, watch=not no_watch, announce=announce)
+    run(settings.vault_path, host=host, port=port, watch=not no_watch, announce=announce, project=project)

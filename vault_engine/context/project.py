@@ -331,6 +331,27 @@ def identify(start: Path) -> ProjectIdentity:
     return ProjectIdentity(key=f"path:{where.as_posix()}", how=HOW_FOLDER, root=root, detail=str(where))
 
 
+def work_key(identity: ProjectIdentity, start: Path, vault_root: Path | None = None) -> str | None:
+    """The project work in ``start`` (identified as ``identity``) is for, as search and remember see it.
+
+    ``identity``'s key inside a git repository; None outside any repository, and in
+    the vault's own folder (a vault is not a project: its own repository, or one
+    that holds the vault, is left out when the folder is inside the vault).
+    """
+    if identity.root is None:
+        return None
+    if vault_root is not None:
+        vault, folder, root = _folder_of(vault_root), _folder_of(start), _folder_of(identity.root)
+        if folder.is_relative_to(vault) and not (root != vault and root.is_relative_to(vault)):
+            return None
+    return identity.key
+
+
+def current_project(start: Path, vault_root: Path | None = None) -> str | None:
+    """:func:`work_key` of ``identify(start)``: the project search and remember default to."""
+    return work_key(identify(start), start, vault_root)
+
+
 def _folder_of(start: Path) -> Path:
     """``start`` as an absolute, resolved folder (a file's parent; a missing path is taken as is)."""
     path = Path(os.path.abspath(start.expanduser()))

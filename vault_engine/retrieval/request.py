@@ -83,10 +83,11 @@ class SearchResult:
     revivable: list[Hit]
     notice: str | None = None
     relevance: dict[str, float] | None = None  # the best evidence and cosine of the candidates, and the floors
+    project: str | None = None  # the project searched, with the global memories; None: every project
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "query": self.query, "hits": [h.to_json() for h in self.hits],
+            "query": self.query, "project": self.project, "hits": [h.to_json() for h in self.hits],
             "revivable": [{"id": h.id, "title": h.title, "score": round(h.score, 6), "path": h.path,
                            "restore": f"memvault trash restore {h.id}"} for h in self.revivable],
             "notice": self.notice, "relevance": self.relevance,

@@ -231,7 +231,7 @@ class Searcher:
                 notice += f"; {len(hits)} weak {plural} left out (search with weak to list them)"
                 hits = []
         return SearchResult(request.query, hits, self._revivable(found, positions, limit, moment), notice,
-                            best.to_json())
+                            best.to_json(), project=request.project)
 
     def _weigh_evidence(self, query: str, hits: list[Hit]) -> relevance.Best:
         """Give every hit its evidence (see :mod:`relevance`); the best of them, against the floors."""

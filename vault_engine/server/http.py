@@ -5,7 +5,7 @@ answers the same JSON the CLI prints with ``--json`` (golden copies live in
 ``contract/``)::
 
     GET  /v1/status                                   counts, hot tier, index freshness
-    POST /v1/search    {"query", "limit"?, "project"?, "path"?, "types"?, "trust"?}
+    POST /v1/search    {"query", "limit"?, "project"?, "all_projects"?, "path"?, "types"?, "trust"?}
     POST /v1/read      {"id", "depth"?}
     POST /v1/context   {"task", "path"?, "operation"?, "phase"?, "kind"?, "project"?, "budget"?, "record"?}
     POST /v1/feedback  {"id", "outcome", "application"?}
@@ -330,12 +330,17 @@ def running(service: MemoryService, host: str = "127.0.0.1", port: int = 0,
 
 
 def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = None, watch: bool = True,
-        announce: Callable[[str], None] = print) -> None:
-    """``memvault serve``: serve until SIGINT or SIGTERM, keeping the model and the indexes warm."""
+        announce: Callable[[str], None] = print, project: str | None = None) -> None:
+    """``memvault serve``: serve until SIGINT or SIGTERM, keeping the model and the indexes warm.
+
+    Requests that name no project are about ``project``, else the repository the server was started in
+    (context, search and remember default to it, as for ``memvault mcp``).
+    """
     if not is_loopback(host):  # checked before anything is opened or loaded
         raise InvalidInput(f"refusing to listen on '{host}': memvault serve binds loopback addresses only "
                            "(127.0.0.1 or ::1), so only this machine can reach it")
-    service = MemoryService.open(Path(vault_path) if vault_path else None, source="tool:http")
+    service, here = MemoryService.here(Path(vault_path) if vault_path else None, project=project,
+                                       source="tool:http")
     try:
         chosen = service.vault.config.server.port if port is None else port
         server, served = bind(service, host, chosen, log=announce)
@@ -345,12 +350,21 @@ def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = N
             threading.Thread(target=_warm_up, args=(service, announce), name="memvault-warm-up", daemon=True).start()
             announce(f"serving {service.vault.root} at {served.url} (token in {serve_file(service.vault.root)}); "
                      "Ctrl-C stops")
+            announce(_scope_line(here.work_key()))
             _serve_until_signal(server)
         finally:
             unbind(server, served)
     finally:
         service.close()
     announce("stopped")
+
+
+def _scope_line(project: str | None) -> str:
+    """What requests that name no project cover."""
+    if project is None:
+        return "no current project: searches cover every project, new memories are global (serve --project KEY)"
+    return (f"current project: {project} (searches cover it and the global memories unless all_projects is true; "
+            "new memories go to it unless scope is global)")
 
 
 def _warm_up(service: MemoryService, announce: Callable[[str], None]) -> None:

@@ -246,8 +246,11 @@ class SearchRequest(Request):
     limit: int | None = field(default=None, metadata=arg(Whole(
         "Most hits to return (default: the vault's retrieval.limit, 10).", minimum=1, maximum=MAX_LIMIT)))
     project: str | None = field(default=None, metadata=arg(Text(
-        "Only global memories and those of this project key (e.g. github.com/acme/api). Default: every project.",
-        MAX_PROJECT)))
+        "Only global memories and those of this project key (e.g. github.com/acme/api). Default: the repository "
+        "the server was started in (every project when it was started outside one).", MAX_PROJECT)))
+    all_projects: bool = field(default=False, metadata=arg(Flag(
+        "true: search the memories of every project, not only the current one's and the global ones "
+        "(not with project).")))
     path: str | None = field(default=None, metadata=arg(Text(
         "Leave out memories whose path selectors do not match this file or folder (relative to the repository root).",
         MAX_PATH)))
@@ -259,6 +262,11 @@ class SearchRequest(Request):
     weak: bool = field(default=False, metadata=arg(Flag(
         "true: when no memory clears the relevance floor, list the closest anyway, each marked weak (by default "
         "such a search answers no hits and a notice).")))
+
+    def __post_init__(self) -> None:
+        if self.project and self.all_projects:
+            raise InvalidInput("project and all_projects exclude each other: project narrows the search to one "
+                               "project (and the global memories), all_projects widens it to every project")
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +290,9 @@ class RememberRequest(Request):
         "the user is), episode (what happened), document, note.", TYPES)))
     project: str | None = field(default=None, metadata=arg(PROJECT))
     scope: Scope | None = field(default=None, metadata=arg(Choice(
-        "global (everywhere) or project (one repository; default when project is given).", SCOPES)))
+        "global (every project) or project (one repository). Default: project, in the given project or the "
+        "repository the server was started in; global for core-profile memories and when the server runs outside "
+        "any repository.", SCOPES)))
     paths: tuple[str, ...] = field(default=(), metadata=arg(Strings(
         "Path globs where it applies, relative to the repository root, e.g. tests/**.", Text("", MAX_PATH), "path")))
     tags: tuple[str, ...] = field(default=(), metadata=arg(Strings("Tags, e.g. testing.", Text("", MAX_TAG), "tag")))

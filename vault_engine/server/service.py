@@ -30,11 +30,12 @@ from .requests import (
     RememberRequest,
     SearchRequest,
 )
-from .views import change_json, feedback_json, memory_view, status_json
+from .views import add_json, change_json, feedback_json, memory_view, status_json
 
 if TYPE_CHECKING:
     from ..index.watch import WatcherThread
     from ..vault import Vault
+    from .project import CurrentProject
 
 T = TypeVar("T")
 
@@ -80,10 +81,15 @@ class MemoryService:
     """
 
     def __init__(self, vault: Vault, *, source: str = "tool:memvault",
-                 default_project: Callable[[], str | None] | None = None):
+                 default_project: Callable[[], str | None] | None = None,
+                 current_project: Callable[[], str | None] | None = None):
+        """``default_project``: the project of context requests that name none (the server's repository).
+        ``current_project``: the project searches and new memories default to (None: every project, and
+        global memories); ``default_project`` when not given. See :mod:`vault_engine.context.scope`."""
         self.vault = vault
         self.source = source
         self._default_project = default_project or (lambda: None)
+        self._current_project = current_project or self._default_project
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memvault-service")
         self._watcher: WatcherThread | None = None
 
@@ -97,6 +103,18 @@ class MemoryService:
         from ..vault import Vault
 
         return cls(Vault.open(path, auto_sync=True), **kwargs)
+
+    @classmethod
+    def here(cls, path: Path | None = None, *, project: str | None = None,
+             **kwargs: Any) -> tuple[MemoryService, CurrentProject]:
+        """:meth:`open`, for work in the current folder: its project (``project`` when given) is the default
+        of context, search and remember (see :class:`~vault_engine.server.project.CurrentProject`)."""
+        from ..vault import Vault
+        from .project import CurrentProject
+
+        vault = Vault.open(path, auto_sync=True)
+        here = CurrentProject(key=project, vault_root=vault.root)
+        return cls(vault, default_project=here.key, current_project=here.work_key, **kwargs), here
 
     # ------------------------------------------------------------ lifecycle
 
@@ -130,8 +148,15 @@ class MemoryService:
         return Query(query, limit=limit, **filters)
 
     def search(self, request: SearchRequest) -> dict[str, Any]:
-        """Hybrid search; hits carry id, title, summary, trigger, badges and why each matched."""
-        query = self._search_request(request.query, request.limit, project=request.project, path=request.path,
+        """Hybrid search; hits carry id, title, summary, trigger, badges and why each matched.
+
+        Narrowed to the current project and the global memories unless the request names a project or
+        asks for every project; ``project`` in the answer says which (None: every project).
+        """
+        from ..context.scope import search_project
+
+        project = search_project(request.project, request.all_projects, self._current_project)
+        query = self._search_request(request.query, request.limit, project=project, path=request.path,
                                      types=request.types, trust=request.trust, weak=request.weak)
         return self._run(lambda: dict(self.vault.search(query).to_json()))
 
@@ -146,22 +171,23 @@ class MemoryService:
     def remember(self, request: RememberRequest) -> dict[str, Any]:
         """Add a memory (or add evidence to the same one already there).
 
-        ``scope="project"`` without a project means the default project (the server's repository).
+        Without scope and project it goes to the current project (global outside one, and for core-profile
+        memories); ``scope="project"`` without a project means the current project, else the default one.
         """
         from ..vault import NewMemory
 
         key = request.project
+        current = self._current_project() if not key and request.scope != "global" else None
         if request.scope == "project" and not key:
-            key = self._default_project()
+            key = current or self._default_project()
             if not key:
                 raise InvalidInput("scope project needs a project key")
         memory = NewMemory(
             text=request.text, title=request.title, type=request.type, scope=request.scope, project=key,
             paths=request.paths, tags=request.tags, summary=request.summary, trigger=request.trigger,
-            authority=request.authority, source=self.source,
+            authority=request.authority, source=self.source, current_project=current,
         )
-        result = self._run(lambda: self.vault.add(memory, allow_one_off=request.force))
-        return {"id": result.id, "path": result.path, "created": result.created, "notice": result.notice}
+        return self._run(lambda: add_json(self.vault.add(memory, allow_one_off=request.force)))
 
     def correct(self, request: CorrectRequest) -> dict[str, Any]:
         """A new version replaces the memory; the old one stays, superseded (undo: rollback)."""

@@ -12,7 +12,7 @@ from ..format.yamlfmt import format_datetime
 from ..store import Entry
 
 if TYPE_CHECKING:
-    from ..vault import ChangeResult, FeedbackResult, Status
+    from ..vault import AddResult, ChangeResult, FeedbackResult, Status
 
 
 def _stamp(value: datetime | None) -> str | None:
@@ -115,6 +115,12 @@ def memory_view(entry: Entry, depth: int, links: list[dict[str, str | None]],
         parts.append(f"(body: {len(body)} characters; read it with --depth 2)")
     view["text"] = "\n".join(parts) + "\n"
     return view
+
+
+def add_json(result: AddResult) -> dict[str, Any]:
+    """What a remember did: the memory's id and path, whether it is new, and where it holds (scope, project)."""
+    return {"id": result.id, "path": result.path, "created": result.created, "notice": result.notice,
+            "scope": result.scope, "project": result.project}
 
 
 def change_json(result: ChangeResult) -> dict[str, Any]:

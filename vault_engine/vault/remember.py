@@ -9,8 +9,10 @@ from typing import Any
 
 from .. import store
 from ..clock import now
+from ..context.scope import placement
 from ..errors import ForgottenContent, InvalidInput, VaultError
 from ..format.ids import new_memory_id
+from ..format.kinds import Scope
 from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_digest
 from ..format.redact import redact, redact_data
 from ..format.text import is_one_off, make_summary, make_title
@@ -25,7 +27,8 @@ def build(request: NewMemory, stamp: datetime) -> Memory:
     text = redact(request.text.strip("\n")).rstrip() + "\n"
     if not text.strip():
         raise InvalidInput("memory text is empty")
-    scope = request.scope or ("project" if request.project else "global")
+    scope, project = placement(request.scope, request.project, request.current_project, type=request.type,
+                               klass=request.klass)
     core = request.type == "core-profile"
     fields: dict[str, Any] = {
         "id": new_memory_id(),
@@ -33,7 +36,7 @@ def build(request: NewMemory, stamp: datetime) -> Memory:
         "type": request.type,
         "class": request.klass,
         "scope": scope,
-        "project": redact(request.project) if request.project else None,
+        "project": redact(project) if project else None,
         "paths": list(request.paths),
         "tasks": list(request.tasks),
         "operations": list(request.operations),
@@ -117,14 +120,19 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
                 tx.write(entry.path, updated, entry.parsed)
                 tx.record(event)
                 return AddResult(entry.memory.id, entry.path, False,
-                                 "the same text was already remembered; evidence added")
+                                 "the same text was already remembered; evidence added", *_where(entry.memory))
         notice: str | None = None
         if memory.tier == "hot":
             memory, notice = _admit_hot(vault, memory, scan, stamp)
         rel = store.choose_path(vault.root, store.folder_for(memory), memory)
         tx.write(rel, memory)
         tx.record(add_event(memory))
-    return AddResult(memory.id, rel, True, notice)
+    return AddResult(memory.id, rel, True, notice, *_where(memory))
+
+
+def _where(memory: Memory) -> tuple[Scope, str | None]:
+    """(scope, project) of ``memory``: a project only for a project memory."""
+    return memory.scope, memory.project if memory.scope == "project" else None
 
 
 def _admit_hot(vault: Vault, memory: Memory, scan: Scan, stamp: datetime) -> tuple[Memory, str | None]:

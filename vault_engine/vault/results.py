@@ -17,6 +17,8 @@ class AddResult:
     path: str
     created: bool  # False: the same text already existed and gained evidence
     notice: str | None = None
+    scope: Scope = "global"  # where the memory is: global, or project (and which)
+    project: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,4 +107,7 @@ class NewMemory:
     summary: str | None = None
     trigger: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The project of the work (the repository the caller is in; None outside one): where a memory goes when
+    # neither scope nor project is given (see vault_engine.context.scope.placement).
+    current_project: str | None = None
 

@@ -28,18 +28,19 @@ The package, a module per job:
 ``arguments``   a call's arguments checked against its tool's input schema
 ``calls``       one call: check, run, render; every failure an error result
 ``render``      the text an agent reads for each result
-``project``     the repository the server was started in (:class:`CurrentProject`)
 ``stdio``       the server object (:func:`build_server`) and :func:`run` on stdio
 ==============  ==================================================================
 
-Only ``stdio`` imports the MCP library. Logging goes to stderr; stdout is the protocol.
+The repository the server was started in (:class:`CurrentProject`, shared with the HTTP
+API) lives in :mod:`vault_engine.server.project`. Only ``stdio`` imports the MCP library.
+Logging goes to stderr; stdout is the protocol.
 """
 
 from __future__ import annotations
 
+from ..project import CurrentProject
 from .arguments import check_arguments
 from .calls import Outcome, call_tool, failure
-from .project import CurrentProject
 from .render import (
     render_context,
     render_correct,

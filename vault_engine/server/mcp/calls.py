@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import InvalidInput, VaultError
+from ..project import CurrentProject
 from ..service import MemoryService
 from ..views import error_json
 from .arguments import check_arguments
-from .project import CurrentProject
 from .tools import TOOLS_BY_NAME
 
 log = logging.getLogger("vault_engine.mcp")

@@ -18,14 +18,24 @@ def _reasons(why: Sequence[str]) -> str:
                      and not w.endswith(("no match", "not in the top candidates")))
 
 
+WIDEN = "all_projects: true searches every project"
+
+
+def _searched(result: Mapping[str, Any]) -> str:
+    """Where a search looked, when it was narrowed to a project."""
+    project = result.get("project")
+    return f" in {project} and the global memories" if project else ""
+
+
 def render_search(result: Mapping[str, Any]) -> str:
     hits = result.get("hits") or []
     lines: list[str] = []
     if result.get("notice"):
         lines.append(str(result["notice"]))
     if hits:
-        lines.append(f'{len(hits)} memor{"y" if len(hits) == 1 else "ies"} match "{_clip(result.get("query"), 80)}" '
-                     "(open one with memory_read):")
+        widen = f"; {WIDEN}" if result.get("project") else ""
+        lines.append(f'{len(hits)} memor{"y" if len(hits) == 1 else "ies"} match "{_clip(result.get("query"), 80)}"'
+                     f"{_searched(result)} (open one with memory_read{widen}):")
         for hit in hits:
             where = hit.get("type") or "memory"
             if hit.get("scope") == "project" and hit.get("project"):
@@ -43,7 +53,8 @@ def render_search(result: Mapping[str, Any]) -> str:
                 line += f" [why: {reasons}]"
             lines.append(line)
     else:
-        lines.append(f'No memory matches "{_clip(result.get("query"), 80)}".')
+        widen = f" ({WIDEN})" if result.get("project") else ""
+        lines.append(f'No memory matches "{_clip(result.get("query"), 80)}"{_searched(result)}{widen}.')
     revivable = result.get("revivable") or []
     if revivable:
         lines.append("In the trash but relevant (the user can restore one with `memvault trash restore ID`):")
@@ -60,10 +71,11 @@ def render_read(view: Mapping[str, Any]) -> str:
 
 
 def render_remember(result: Mapping[str, Any]) -> str:
+    where = f" in project {result['project']}" if result.get("project") else ""
     if result.get("created"):
-        text = f"Remembered {result['id']} ({result['path']})."
+        text = f"Remembered {result['id']}{where} ({result['path']})."
     else:
-        text = f"Already remembered: added evidence to {result['id']} ({result['path']})."
+        text = f"Already remembered: added evidence to {result['id']}{where} ({result['path']})."
     if result.get("notice"):
         text += f" {result['notice']}"
     return text

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...config import environment
 from ...errors import VaultError
+from ..project import CurrentProject
 from ..service import MemoryService
 from .calls import call_tool, failure
-from .project import CurrentProject
 from .tools import TOOLS, TOOLS_BY_NAME
 
 if TYPE_CHECKING:
@@ -44,9 +44,13 @@ file path you will work on, when known). Follow its "Always apply" memories; ope
 why each matched. Then read progressively with memory_read: depth 0 (summary), 1 (detail \
 and metadata, the default), 2 (the full body, can be long) only when you need the exact text.
 - When the user states a lasting fact, preference, convention or procedure, store it with \
-memory_remember (not one-off instructions for the current task). When a memory turns out to \
-be wrong, fix it with memory_correct (the old version is kept, superseded); remove one with \
-memory_forget (it goes to the trash and can be restored).
+memory_remember (not one-off instructions for the current task); it is kept for the \
+repository the server was started in unless you set scope "global" (for what holds in every \
+project, such as the user's own preferences). When a memory turns out to be wrong, fix it \
+with memory_correct (the old version is kept, superseded); remove one with memory_forget (it \
+goes to the trash and can be restored).
+- Context and search cover that repository and the global memories; memory_search with \
+all_projects true looks in every project.
 - After a task in which you applied memories delivered by memory_context, report each one \
 with memory_feedback, passing the manifest's application id and the outcome.
 """
@@ -225,9 +229,7 @@ def run(vault_path: str | None, *, watch: bool = True) -> None:
         VaultError: the vault cannot be opened (the CLI prints it as one line).
     """
     _setup_logging()
-    here = CurrentProject()
-    service = MemoryService.open(Path(vault_path).expanduser() if vault_path else None, source=SOURCE,
-                                 default_project=here.key)
+    service, here = MemoryService.here(Path(vault_path).expanduser() if vault_path else None, source=SOURCE)
     import anyio
 
     server = build_server(service, here=here)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...format.kinds import OUTCOMES
+from ..project import CurrentProject
 from ..requests import (
     ContextRequest,
     CorrectRequest,
@@ -24,7 +25,6 @@ from ..requests import (
     input_schema,
 )
 from ..service import MemoryService
-from .project import CurrentProject
 from .render import (
     render_context,
     render_correct,
@@ -147,11 +147,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         "each hit, its id, title, one-line summary, score and why it matched, not the content: open the "
         "promising ones with memory_read (depth 0 to check, 1 or 2 to use). Two hits that say the same thing "
         "with different values (a number, a name, a path) come side by side and name each other in conflicts: "
-        "check which one holds before relying on either. Also lists relevant memories that are in the trash, "
-        "which the user can restore.",
+        "check which one holds before relying on either. When nothing in the vault matches closely it answers no "
+        "hits and a notice (weak: true lists the closest, marked weak). Also lists relevant memories that are in "
+        "the trash, which the user can restore. Like memory_context, it covers the repository the server was "
+        "started in and the global memories (the result's `project` says which); all_projects: true searches "
+        "every project.",
         SearchRequest, input_schema(SearchRequest),
         _output({
             "query": {"type": "string"},
+            "project": _nullable("string"),
             "hits": {"type": "array", "items": {"type": "object", "properties": {
                 "id": {"type": "string"}, "title": {"type": "string"}, "score": {"type": "number"},
                 "summary": _nullable("string"), "trigger": _nullable("string"), "type": {"type": "string"},
@@ -201,8 +205,10 @@ TOOLS: tuple[ToolSpec, ...] = (
         "'skip the tests just this once'), secrets, or what the repository already says; the vault refuses "
         "text marked as one-off ('just this once', 'for this task only') unless force is true. The same text "
         "stored again adds evidence to the existing "
-        "memory instead of a duplicate. For something true only in one repository, set scope 'project' (the "
-        "project defaults to the repository the server was started in) and, if it concerns some files, paths.",
+        "memory instead of a duplicate. A memory belongs to the repository the server was started in (and, if "
+        "it concerns some files, set paths); for something true in every project (the user's own preferences, "
+        "habits and facts about them) set scope 'global'. core-profile memories are "
+        "global unless a project is given.",
         # The tool has always listed scope before project; the request (and the HTTP API) the other way round.
         RememberRequest, input_schema(RememberRequest, first=("text", "title", "type", "scope")),
         _output({
@@ -210,6 +216,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "path": {"type": "string"},
             "created": {"type": "boolean"},
             "notice": _nullable("string"),
+            "scope": {"type": "string", "enum": ["global", "project"]},
+            "project": _nullable("string"),
         }, ["id", "path", "created"]),
         _remember, render_remember,
     ),
