@@ -67,7 +67,7 @@ class RetrievalSettings:
     max_context_chars: int = 4000
     min_score: float = 0.05
     relevance_floor: float = 0.55
-    meaning_floor: float = 0.45
+    meaning_floor: float = 0.5
     vector_fusion: str = "body-apart"
     candidates: int = 50
     duplicate_similarity: float = 0.95

@@ -123,6 +123,8 @@ export interface SearchHit {
 	rerank?: Record<string, number>;
 	duplicates?: string[];
 	conflicts?: string[];
+	evidence?: number;
+	weak?: boolean;
 }
 
 export interface RevivableHit {
@@ -146,7 +148,7 @@ const searchHit = object<SearchHit>({
 	lifecycle: oneOf(LIFECYCLES), tier: oneOf(TIERS), snippet: str, why: list(str),
 	base: optional(num), lanes: optional(mapOf(int)), similarity: optional(mapOf(num)),
 	boosts: optional(mapOf(num)), rerank: optional(mapOf(num)), duplicates: optional(list(str)),
-	conflicts: optional(list(str)),
+	conflicts: optional(list(str)), evidence: optional(num), weak: optional(bool),
 });
 
 export const decodeSearch = top("search", object<SearchResult>({

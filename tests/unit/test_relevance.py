@@ -39,22 +39,22 @@ def test_a_query_of_words_the_vault_never_saw_is_covered_by_nothing() -> None:
 def test_evidence_adds_the_best_cosine_to_the_coverage_and_explains_itself() -> None:
     assert relevance.evidence({"summary": 0.3, "body": 0.5}, 0.25) == 0.75
     assert relevance.evidence({}, 0.4) == 0.4
-    floors = relevance.Floors(evidence=0.55, meaning=0.45)
+    floors = relevance.Floors(evidence=0.55, meaning=0.5)
     strong = relevance.describe(0.75, 0.5, 0.25, floors)
     paraphrase = relevance.describe(0.5, 0.5, 0.0, floors)
     weak = relevance.describe(0.4, 0.4, 0.0, floors)
     assert strong.startswith("evidence 0.75") and "above the relevance floor 0.55" in strong
-    assert "meaning alone reaches 0.45" in paraphrase and not paraphrase.startswith("weak")
+    assert "meaning alone reaches 0.50" in paraphrase and not paraphrase.startswith("weak")
     assert weak.startswith("weak: evidence 0.40") and "below the relevance floor 0.55" in weak
 
 
 def test_a_hit_clears_the_floors_by_evidence_or_by_meaning_alone() -> None:
-    floors = relevance.Floors(evidence=0.55, meaning=0.45)
-    assert floors.cleared(0.6, 0.1) and floors.cleared(0.46, 0.46) and not floors.cleared(0.5, 0.3)
+    floors = relevance.Floors(evidence=0.55, meaning=0.5)
+    assert floors.cleared(0.6, 0.1) and floors.cleared(0.51, 0.51) and not floors.cleared(0.5, 0.3)
     best = relevance.Best(floors)
     assert not best.clears
     best.add(0.5, 0.3)
     best.add(0.2, 0.2)
     assert (best.evidence, best.meaning, best.clears) == (0.5, 0.3, False)
-    best.add(0.3, 0.46)
-    assert best.clears and best.to_json() == {"best": 0.5, "meaning": 0.46, "floor": 0.55, "meaning_floor": 0.45}
+    best.add(0.3, 0.52)
+    assert best.clears and best.to_json() == {"best": 0.5, "meaning": 0.52, "floor": 0.55, "meaning_floor": 0.5}
