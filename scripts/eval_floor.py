@@ -7,14 +7,15 @@ asked, through ``MemoryService.search`` (what ``POST /v1/search`` and MCP ``memo
 call; limit 10, ``weak`` on so the hits below the floor are seen with their evidence), of:
 
 - its own conversation's vault: R@10 of the gold turns, without a floor and with it (a
-  question whose best hit is below the floor answers nothing, so its recall is 0);
+  question none of whose candidates clears the floors answers nothing, so its recall is 0);
 - every other conversation's vault (foreign questions: the vault does not hold the answer):
-  the share whose best hit is below the floor, i.e. answered with no hits.
+  the share that clears neither floor, i.e. is answered with no hits.
 
-Printed per format: both figures across floors, the shipped ones (``relevance_floor``, ``meaning_floor``)
-marked; then leave-one-conversation-out: for each held-out conversation the floor is chosen
-on the other four (the highest floor losing at most ``--budget`` R@10 there) and reported on the
-held-out one, beside the shipped floor's figures on it.
+Printed per format: both figures across relevance floors (alone, and with the shipped
+``meaning_floor`` beside it), the shipped floors marked; then leave-one-conversation-out: for
+each held-out conversation both floors are chosen on the other four (the most foreign
+questions unanswered for at most ``--budget`` R@10 lost there) and applied to the held-out
+one, beside the shipped floors' figures on it.
 
 Usage:
     .venv/bin/python scripts/eval_floor.py [--format chat --format facts] [--cache DIR] [--answers DIR]
