@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from vault_engine.cli import cli
 from vault_engine.store import create_vault
-from vault_engine.vault import Vault
+from vault_engine.vault import NewMemory, Vault
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -59,6 +59,19 @@ def make_vault(tmp_path: Path) -> Callable[..., Vault]:
 
 
 @pytest.fixture
+def vault_of(make_vault: Callable[..., Vault]) -> Callable[[Sequence[str]], tuple[Vault, list[str]]]:
+    """``vault_of(texts)``: a fresh vault that syncs itself, holding one memory per text, and their ids."""
+
+    def build(texts: Sequence[str]) -> tuple[Vault, list[str]]:
+        vault = Vault(make_vault().root, auto_sync=True)
+        made = [vault.add(NewMemory(text)).id for text in texts]
+        assert vault.index_warning is None
+        return vault, made
+
+    return build
+
+
+@pytest.fixture
 def vault(make_vault: Callable[..., Vault]) -> Vault:
     return make_vault()
 
@@ -77,7 +90,7 @@ def run_cli(vault: Vault) -> Callable[..., Result]:
 def _make_checkout(folder: Path, origin: str = "https://github.com/acme/web.git") -> Path:
     """A git repository at ``folder`` whose ``origin`` is ``origin`` (project key github.com/acme/web)."""
     if shutil.which("git") is None:
-        pytest.skip("git is not installed")
+        pytest.fail("these tests run real git: install git and put it on PATH")
     subprocess.run(["git", "init", "-q", str(folder)], check=True, capture_output=True)
     subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", origin], check=True, capture_output=True)
     return folder

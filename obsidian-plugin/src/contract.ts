@@ -140,6 +140,7 @@ export interface SearchResult {
 	hits: SearchHit[];
 	revivable: RevivableHit[];
 	notice: string | null;
+	weak_left_out?: number;
 }
 
 const searchHit = object<SearchHit>({
@@ -156,6 +157,7 @@ export const decodeSearch = top("search", object<SearchResult>({
 	hits: list(searchHit),
 	revivable: list(object<RevivableHit>({ id: str, title: str, score: num, path: str, restore: str })),
 	notice: nullable(str),
+	weak_left_out: optional(int),
 }));
 
 // ---------------------------------------------------------------- read (show)

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from vault_engine.cli import cli
 from vault_engine.context.director import TaskRequest, build
 from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.server.mcp.render import render_search
 from vault_engine.server.requests import SearchRequest as ServiceSearch
 from vault_engine.server.service import MemoryService
 from vault_engine.vault import NewMemory, Vault
@@ -30,11 +31,8 @@ UNRELATED = ["legacy FTP uploader passive mode", "write a haiku about tea", "bes
 
 
 @pytest.fixture
-def world(make_vault: Callable[..., Vault]) -> tuple[Vault, list[str]]:
-    vault = Vault(make_vault().root, auto_sync=True)
-    made = [vault.add(NewMemory(text)).id for text in FACTS]
-    assert vault.index_warning is None
-    return vault, made
+def world(vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> tuple[Vault, list[str]]:
+    return vault_of(FACTS)
 
 
 @pytest.mark.parametrize("query", UNRELATED)
@@ -47,6 +45,7 @@ def test_a_query_the_vault_holds_nothing_about_answers_no_hits(world: tuple[Vaul
     assert asked.hits, "with weak the closest memories are listed"
     assert all(h.weak and h.evidence < vault.config.retrieval.relevance_floor for h in asked.hits)
     assert all(any(w.startswith("weak: evidence") for w in h.why) for h in asked.hits)
+    assert result.weak_left_out == len(asked.hits) and asked.weak_left_out == 0
 
 
 def test_a_query_the_vault_holds_is_answered_and_its_hit_clears_the_floor(world: tuple[Vault, list[str]]) -> None:
@@ -91,7 +90,8 @@ def test_the_service_that_http_and_mcp_call_takes_weak(world: tuple[Vault, list[
     service = MemoryService(vault)
     try:
         none = service.search(ServiceSearch.parse({"query": "legacy FTP uploader passive mode"}))
-        assert none["hits"] == [] and "relevance floor" in none["notice"]
+        assert none["hits"] == [] and "relevance floor" in none["notice"] and none["weak_left_out"] > 0
+        assert "weak: true" in render_search(none)
         listed = service.search(ServiceSearch.parse({"query": "legacy FTP uploader passive mode", "weak": True}))
         assert listed["hits"] and all(h["weak"] for h in listed["hits"])
     finally:

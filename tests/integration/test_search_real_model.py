@@ -12,7 +12,7 @@ from click.testing import Result
 
 from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.store import STATE_DIR
-from vault_engine.vault import NewMemory, Vault
+from vault_engine.vault import Vault
 
 pytestmark = pytest.mark.slow
 
@@ -29,11 +29,8 @@ FACTS = [
 
 
 @pytest.fixture
-def world(make_vault: Callable[..., Vault]) -> tuple[Vault, list[str]]:
-    vault = Vault(make_vault().root, auto_sync=True)
-    made = [vault.add(NewMemory(text)).id for text in FACTS]
-    assert vault.index_warning is None
-    return vault, made
+def world(vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> tuple[Vault, list[str]]:
+    return vault_of(FACTS)
 
 
 def test_a_paraphrase_with_no_shared_words_is_found_by_the_vector_lane(world: tuple[Vault, list[str]]) -> None:

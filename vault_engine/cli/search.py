@@ -54,7 +54,7 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
 
     def human() -> None:
         if result.notice:
-            click.echo(result.notice.replace("search with weak", "--weak"), err=True)
+            click.echo(result.notice + (" (--weak lists them)" if result.weak_left_out else ""), err=True)
         if explain and searched:
             click.echo(searched, err=True)
         for hit in result.hits:

@@ -84,13 +84,14 @@ class SearchResult:
     notice: str | None = None
     relevance: dict[str, float] | None = None  # the best evidence and cosine of the candidates, and the floors
     project: str | None = None  # the project searched, with the global memories; None: every project
+    weak_left_out: int = 0  # hits below the relevance floor not listed (the request did not ask for weak ones)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "query": self.query, "project": self.project, "hits": [h.to_json() for h in self.hits],
             "revivable": [{"id": h.id, "title": h.title, "score": round(h.score, 6), "path": h.path,
                            "restore": f"memvault trash restore {h.id}"} for h in self.revivable],
-            "notice": self.notice, "relevance": self.relevance,
+            "notice": self.notice, "relevance": self.relevance, "weak_left_out": self.weak_left_out,
         }
 
 

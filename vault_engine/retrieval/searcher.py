@@ -20,7 +20,7 @@ loading once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,7 @@ class Searcher:
         self._standing: dict[str | None, list[CatalogRow]] = {}
         self._around: dict[str, tuple[str | None, str | None]] | None = None
         self._terms: dict[str, frozenset[str]] = {}
+        self._date_terms: dict[date, frozenset[str]] = {}  # a day's words, stemmed (days are few)
         self._common_tags: frozenset[str] | None = None
 
     def close(self) -> None:
@@ -191,9 +192,12 @@ class Searcher:
     def _evidence_terms(self, row: CatalogRow) -> frozenset[str]:
         """The words a hit's evidence reads: the re-ranker's, and its date in words (as the
         full-text index has it: "what did she paint in July 2023" is covered by a memory of then)."""
-        terms = self._row_terms(row)
         when = row.occurred_at.date() if isinstance(row.occurred_at, datetime) else row.occurred_at
-        return terms | frozenset(rerank.stems(date_words(when))) if when is not None else terms
+        if when is None:
+            return self._row_terms(row)
+        if when not in self._date_terms:
+            self._date_terms[when] = frozenset(rerank.stems(date_words(when)))
+        return self._row_terms(row) | self._date_terms[when]
 
     def _vocabulary_store(self) -> Vocabulary | None:
         """The vault's vocabulary, when sync has built one (search never creates it)."""
@@ -221,17 +225,17 @@ class Searcher:
         positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)}
                      for lane, ids in found.rankings.items()}
         hits, best = self._rank(request.query, found, positions, flt, limit, moment)
-        notice = None
+        notice, left_out = None, 0
         if hits and not best.clears:
             notice = f"no memory matches closely: {best.describe()}"
             if request.weak:
                 notice += "; the closest are listed, marked weak"
             else:
                 plural = "match" if len(hits) == 1 else "matches"
-                notice += f"; {len(hits)} weak {plural} left out (search with weak to list them)"
-                hits = []
+                notice += f"; {len(hits)} weak {plural} left out"
+                left_out, hits = len(hits), []
         return SearchResult(request.query, hits, self._revivable(found, positions, limit, moment), notice,
-                            best.to_json(), project=request.project)
+                            best.to_json(), project=request.project, weak_left_out=left_out)
 
     def _weigh_evidence(self, query: str, hits: list[Hit]) -> relevance.Best:
         """Give every hit its evidence (see :mod:`relevance`); the best of them, against the floors."""

@@ -31,7 +31,8 @@ def render_search(result: Mapping[str, Any]) -> str:
     hits = result.get("hits") or []
     lines: list[str] = []
     if result.get("notice"):
-        lines.append(str(result["notice"]))
+        lines.append(str(result["notice"]) + (" (search again with weak: true to list them)"
+                                              if result.get("weak_left_out") else ""))
     if hits:
         widen = f"; {WIDEN}" if result.get("project") else ""
         lines.append(f'{len(hits)} memor{"y" if len(hits) == 1 else "ies"} match "{_clip(result.get("query"), 80)}"'

@@ -167,7 +167,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "id": {"type": "string"}, "title": {"type": "string"}, "score": {"type": "number"},
                 "restore": {"type": "string"},
             }, "required": ["id", "title"]}},
-            "notice": _nullable("string"),
+            "notice": _nullable("string"), "weak_left_out": {"type": "integer"},
         }, ["query", "hits", "revivable"]),
         _search, render_search, read_only=True, idempotent=True,
     ),
