@@ -9,18 +9,20 @@ so every turn lands in an episode whose body holds it verbatim under a
 ``### role · ts`` heading.  A turn is ingested as::
 
     {"role": "user" (speaker_a) | "assistant" (speaker_b),
-     "content": "<speaker name>: <text>[ [shares a photo: <caption>]] [#<session>:<turn>]",
+     "content": "<speaker name>: <text>[ [shares a photo: <caption>]]",
      "ts": "<session date, ISO 8601>"}
 
-The trailing marker (``[#12:3]`` for dia_id ``D12:3``) makes each turn's
+which is what a chat exporter gives: the gold turns are found in the episode bodies by their
+verbatim text (unique per conversation with the heading).  ``--dia-ids`` (a diagnostic, not
+the user's path) appends `` [#<session>:<turn>]`` to each turn's content.
+
+With ``--dia-ids`` the trailing marker (``[#12:3]`` for dia_id ``D12:3``) makes each turn's
 dia_id recoverable from the episode body.  It is written without the letter
 on purpose: ``D12`` would be a content word to the offline model (three
 characters), shared by every turn of sessions 10 and up, so it would change
 where episodes are cut and show up in triggers.  This marker leaves the
-segmentation exactly as without it; its digits are still indexed, and
-``--no-dia-ids`` ingests ``Name: text`` alone to measure that (the gold turns
-are then found by their verbatim text, unique per conversation with the
-heading).  Questions never contain a dia id; the script checks and prints it.
+segmentation exactly as without it, but its digits are indexed, which no user's turn has.
+Questions never contain a dia id; the script checks and prints it.
 
 The indexes are then built by the real sync engine with the bundled embedding
 model, and each question (categories 1-4 with evidence after cleaning; 5
@@ -159,7 +161,7 @@ class Scores:
 # ---------------------------------------------------------------- building a vault
 
 
-def ingest_turns(sample: dict[str, Any], turns: list[Turn], dia_ids: bool = True) -> dict[int, list[Ingested]]:
+def ingest_turns(sample: dict[str, Any], turns: list[Turn], dia_ids: bool = False) -> dict[int, list[Ingested]]:
     """The turns to ingest, per LoCoMo session (see the module docstring)."""
     conv = sample["conversation"]
     roles = {str(conv["speaker_a"]): "user", str(conv["speaker_b"]): "assistant"}
@@ -231,7 +233,7 @@ def episodes_of(vault: Vault) -> dict[str, Episode]:
 
 
 def evaluate(sample: dict[str, Any], root: Path, cached: bool, embedder: Any, report: dict[str, Any],
-             dia_ids: bool = True) -> tuple[dict[int, Scores], list[float]]:
+             dia_ids: bool = False) -> tuple[dict[int, Scores], list[float]]:
     conv_id = str(sample.get("sample_id", "conv"))
     turns = turns_of(sample)
     known = {t.dia_id for t in turns}
@@ -386,8 +388,9 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, metavar="DIR",
                         help="keep the built vaults here (per version and conversation id) and reuse them")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    parser.add_argument("--no-dia-ids", action="store_true",
-                        help="ingest \"Name: text\" without the [#s:t] marker (to measure what the marker changes)")
+    parser.add_argument("--dia-ids", action="store_true",
+                        help="diagnostic, not the user's path: append a [#s:t] marker to each turn, so every "
+                             "turn's dia id can be read back from the episode bodies")
     args = parser.parse_args()
 
     # The offline path, whatever the caller's environment says.
@@ -409,7 +412,7 @@ def main() -> None:
         create_vault(probe, git=False)
         probe_vault = Vault(probe)
         embedder = probe_vault.embedder()  # one loaded model for every vault
-        key = cache_key(probe_vault, not args.no_dia_ids)
+        key = cache_key(probe_vault, args.dia_ids)
         settings = asdict(probe_vault.config.ingest)
         llm_name = probe_vault.llm().name
         for sample in data:
@@ -418,7 +421,7 @@ def main() -> None:
             if not args.json:
                 reuse = args.cache is not None and (root / ".memvault" / MARKER).is_file()
                 print(f"  {conv_id}: {'opening' if reuse else 'building'} {root}", file=sys.stderr)
-            scores, spent = evaluate(sample, root, args.cache is not None, embedder, report, not args.no_dia_ids)
+            scores, spent = evaluate(sample, root, args.cache is not None, embedder, report, args.dia_ids)
             for category, s in scores.items():
                 per_category[category].merge(s)
             times += spent
@@ -429,7 +432,7 @@ def main() -> None:
     convs = list(report.values())
     result: dict[str, Any] = {
         "llm": llm_name,
-        "dia_ids": not args.no_dia_ids,
+        "dia_ids": args.dia_ids,
         "version": key,
         "ingest_settings": settings,
         "categories": {CATEGORIES[c]: per_category[c].summary() for c in CATEGORIES if per_category[c].n},

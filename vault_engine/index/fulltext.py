@@ -152,6 +152,22 @@ class FullTextIndex:
     def count(self) -> int:
         return int(self.index.searcher().num_docs)
 
+    def carriers(self, terms: Iterable[str], ids: Sequence[str], fields: Sequence[str]) -> dict[str, set[str]]:
+        """Stemmed term -> which of the documents ``ids`` carry it in any of ``fields`` (one query per term)."""
+        tantivy = self._tantivy
+        schema = self.index.schema
+        searcher = self.index.searcher()
+        among = tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, "id", i))
+                                             for i in ids])
+        out: dict[str, set[str]] = {}
+        for term in terms:
+            anywhere = tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, f, term))
+                                                    for f in fields])
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, anywhere), (tantivy.Occur.Must, among)])
+            found = searcher.search(query, limit=max(1, len(ids)))
+            out[term] = {str(searcher.doc(address).get_first("id")) for _score, address in found.hits}
+        return out
+
     def frequencies(self, terms: Iterable[str], fields: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(indexed documents, stemmed term -> how many documents carry it in any of ``fields``).
 

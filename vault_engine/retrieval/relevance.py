@@ -3,8 +3,9 @@
 Ranks and fused scores are relative: the best of ten unrelated memories still ranks first
 with a confident score.  A hit's *evidence* is absolute instead: the closest meaning any of
 its vectors has to the query (the best cosine over its lanes) plus the share of the query's
-words it carries, each word weighted by how rare it is in the vault (IDF over title, summary,
-trigger and tags, the words the re-ranker reads, and its ``occurred_at`` in words).  A query
+words it carries, each word weighted by how rare it is in the vault: both read from the
+full-text index (title, summary, trigger, body, tags and ``occurred_at`` in words, stemmed as
+the index stems them).  A query
 about something the vault does not hold names words the vault has never seen (a person, a
 tool, a place), and those weigh most, so its best hit covers little of it and means little
 like it.
@@ -32,7 +33,9 @@ from dataclasses import dataclass
 from ..index.fulltext import STOPWORDS
 from . import rerank
 
-EVIDENCE_FIELDS = ("title", "summary", "trigger", "tags", "when")  # what a hit's words are read from
+# What a hit's words are read from: the memory's own full-text fields (its body included, its
+# neighbours' words not: a turn is not evidence for what the turn next to it says).
+EVIDENCE_FIELDS = ("title", "summary", "trigger", "body", "tags", "when")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ loading once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,6 @@ from ..index.vectors import VectorStore
 from ..index.vocabulary import Vocabulary
 from . import feedback, lanes, relevance, rerank, threads
 from .collapse import collapse, cut
-from .dates import date_words
 from .filters import Columns, Filter
 from .fusion import Fused, boost, fuse, fusion_input, prune
 from .hits import make_hit
@@ -82,7 +81,6 @@ class Searcher:
         self._standing: dict[str | None, list[CatalogRow]] = {}
         self._around: dict[str, tuple[str | None, str | None]] | None = None
         self._terms: dict[str, frozenset[str]] = {}
-        self._date_terms: dict[date, frozenset[str]] = {}  # a day's words, stemmed (days are few)
         self._common_tags: frozenset[str] | None = None
 
     def close(self) -> None:
@@ -189,16 +187,6 @@ class Searcher:
             terms = self._terms[row.id] = rerank.terms_of(f"{row.title}\n{row.summary}\n{row.trigger}", row.tags)
         return terms
 
-    def _evidence_terms(self, row: CatalogRow) -> frozenset[str]:
-        """The words a hit's evidence reads: the re-ranker's, and its date in words (as the
-        full-text index has it: "what did she paint in July 2023" is covered by a memory of then)."""
-        when = row.occurred_at.date() if isinstance(row.occurred_at, datetime) else row.occurred_at
-        if when is None:
-            return self._row_terms(row)
-        if when not in self._date_terms:
-            self._date_terms[when] = frozenset(rerank.stems(date_words(when)))
-        return self._row_terms(row) | self._date_terms[when]
-
     def _vocabulary_store(self) -> Vocabulary | None:
         """The vault's vocabulary, when sync has built one (search never creates it)."""
         if self._vocabulary is None:
@@ -243,12 +231,12 @@ class Searcher:
         best = relevance.Best(floors)
         if not hits:
             return best
-        documents, frequency = self.fulltext.frequencies(relevance.content_stems(query), relevance.EVIDENCE_FIELDS)
+        stems = relevance.content_stems(query)
+        documents, frequency = self.fulltext.frequencies(stems, relevance.EVIDENCE_FIELDS)
         words = relevance.QueryWords.of(query, documents, frequency)
-        rows = self.rows({h.id for h in hits})
+        carriers = self.fulltext.carriers(stems, [h.id for h in hits], relevance.EVIDENCE_FIELDS)
         for hit in hits:
-            row = rows.get(hit.id)
-            coverage = words.coverage(self._evidence_terms(row)) if row is not None else 0.0
+            coverage = words.coverage({stem for stem, ids in carriers.items() if hit.id in ids})
             hit.evidence = relevance.evidence(hit.similarity, coverage)
             meaning = max(hit.similarity.values(), default=0.0)
             hit.weak = not floors.cleared(hit.evidence, meaning)
