@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 
 from vault_engine.index.catalog import Catalog
@@ -65,6 +66,35 @@ def test_turns_get_a_context_lane_and_field_that_follow_their_neighbours(make_va
         assert catalog.has_threads()
     finally:
         catalog.close()
+
+
+def vector_of(vault: Vault, memory_id: str, lane: str) -> np.ndarray:
+    store = VectorStore(vault.root / STATE_DIR / "vectors.sqlite", HashEmbedder().name, HashEmbedder().dim)
+    try:
+        vector = store.vector(memory_id, lane)
+        assert vector is not None, (memory_id, lane)
+        return np.array(vector)
+    finally:
+        store.close()
+
+
+def test_a_turns_context_vector_is_composed_from_its_neighbours_vectors(make_vault: Callable[..., Vault]) -> None:
+    """No text is embedded for the context lane: its vector is the normalised mean of the turn's
+    and its neighbours' summary vectors, and it follows a neighbour's correction."""
+    vault = Vault(make_vault().root, auto_sync=True, embedder=HashEmbedder())
+    first = turn(vault, "D1:1", "Did you go to the pottery workshop on Friday?")
+    second = turn(vault, "D1:2", "Yes, and I loved it!")
+    third = turn(vault, "D1:3", "What are you making next?")
+
+    def expected(*ids: str) -> np.ndarray:
+        total = np.sum([vector_of(vault, i, "summary") for i in ids], axis=0)
+        return total / np.linalg.norm(total)
+
+    assert np.allclose(vector_of(vault, second, "context"), expected(first, second, third), atol=1e-6)
+    assert np.allclose(vector_of(vault, first, "context"), expected(first, second), atol=1e-6)
+    current = vault.correct(third, "Shall we book the glassblowing class?").id  # a new memory in its place
+    assert current != third
+    assert np.allclose(vector_of(vault, second, "context"), expected(first, second, current), atol=1e-6)
 
 
 def test_explain_names_the_context_lane_only_for_turns(make_vault: Callable[..., Vault]) -> None:

@@ -29,9 +29,9 @@ def test_neighbours_are_the_turns_before_and_after() -> None:
     assert threads.neighbours_by_id({"t": turns}) == {"a": (None, "b"), "b": ("a", "c"), "c": ("b", None)}
 
 
-def test_embedding_context_puts_the_turn_between_its_neighbours() -> None:
-    assert threads.embedding_context("B", "A", "C") == "A\nB\nC"
-    assert threads.embedding_context("B", "", "C") == "B\nC"
-    assert threads.embedding_context("B", "", "") == ""
+def test_context_parts_put_the_turn_between_its_neighbours() -> None:
+    assert threads.context_parts("B", "A", "C") == ["A", "B", "C"]
+    assert threads.context_parts("B", "", "C") == ["B", "C"]
+    assert threads.context_parts("B", "", "") == []
     assert threads.turn_text("Title", "") == "Title"
     assert threads.turn_text("Title", " Summary ") == "Summary"

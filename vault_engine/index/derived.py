@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ..format.memory import Memory, content_digest
 from ..format.text import sentences
 from ..retrieval import threads
@@ -16,6 +19,12 @@ from ..store import Entry
 from .embedder import Embedder
 
 SENTENCES_PER_MEMORY = 8  # memories with more sentences get no sentence lane
+# A turn's context vector is composed from the vectors of the turn and its neighbours (the mean
+# of the three, normalised), not embedded from their concatenation: each part is a text some
+# memory's summary lane embeds anyway, so the lane costs the model nothing.  Embedding the
+# concatenation made indexing a chat log twice as slow for 0.005 R@10 (docs/performance.md).
+COMPOSED_LANES = frozenset({"context"})
+PART_BREAK = "\x1f"  # between a composed lane's parts (a unit separator: never in a summary or title)
 
 
 def embedding_texts(memory: Memory, embedder: Embedder,
@@ -28,9 +37,9 @@ def embedding_texts(memory: Memory, embedder: Embedder,
     body = memory.body.strip()
     if body:
         out += [("body", n, piece) for n, piece in enumerate(embedder.chunks(body))]
-    around = threads.embedding_context(threads.turn_text(memory.title, memory.summary), *context)
-    if around:
-        out.append(("context", 0, around))
+    parts = threads.context_parts(threads.turn_text(memory.title, memory.summary), *context)
+    if parts:
+        out.append(("context", 0, PART_BREAK.join(parts)))
     # Each sentence alone: a passage's mean embedding blurs the one sentence a question is about.
     # Only short memories (a fact, a turn of a conversation): long ones are covered by body chunks,
     # and a sentence lane for them would multiply the vectors search scans.  A sentence alone
@@ -41,6 +50,18 @@ def embedding_texts(memory: Memory, embedder: Embedder,
         out += [("sentence", n, piece if piece.casefold().startswith(subject.casefold()) else f"{subject}: {piece}")
                 for n, piece in enumerate(pieces)]
     return out
+
+
+def embedded_parts(lane: str, text: str) -> list[str]:
+    """The texts the model embeds for one (lane, text): a composed lane's parts, else the text."""
+    return text.split(PART_BREAK) if lane in COMPOSED_LANES else [text]
+
+
+def composed(vectors: Sequence[npt.NDArray[np.float32]]) -> npt.NDArray[np.float32]:
+    """A composed lane's vector: the normalised mean of its parts' vectors."""
+    total: npt.NDArray[np.float32] = np.asarray(vectors, dtype=np.float32).sum(axis=0)
+    norm = float(np.linalg.norm(total))
+    return total / np.float32(norm) if norm else total
 
 
 def text_fingerprint(texts: Sequence[tuple[str, int, str]]) -> str:

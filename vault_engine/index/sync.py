@@ -24,7 +24,7 @@ from ..fsio import remove_temps, write_atomic
 from ..retrieval import threads
 from ..store import Entry
 from .catalog import Catalog, CatalogRow, row_from_entry
-from .derived import embedding_texts, fulltext_document, text_fingerprint
+from .derived import COMPOSED_LANES, composed, embedded_parts, embedding_texts, fulltext_document, text_fingerprint
 from .disk import STAT_CACHE, DiskState, load_stat_cache, read_disk, read_paths
 from .embedder import Embedder
 from .fulltext import FullTextIndex
@@ -359,14 +359,16 @@ def _write_vectors(indexes: Indexes, batch: _Batch, deleted: Sequence[str],
     """Embed the pending texts and store their vectors; (texts embedded, seconds embedding).
 
     A text is embedded once however many lanes (or memories) hold it: a summary that
-    repeats the body, or a turn and its copy, share one vector.
+    repeats the body, or a turn and its copy, share one vector; a turn's context vector is
+    composed from its parts' vectors (see :data:`derived.COMPOSED_LANES`).
     """
-    flat = [text for _, _, texts in batch.pending for _, _, text in texts]
-    distinct = list(dict.fromkeys(flat))
+    flat = [(lane, text) for _, _, texts in batch.pending for lane, _, text in texts]
+    distinct = list(dict.fromkeys(part for lane, text in flat for part in embedded_parts(lane, text)))
     started = time.perf_counter()
     by_text = dict(zip(distinct, _embed(indexes.embedder, distinct, progress), strict=True))
     seconds = time.perf_counter() - started
-    vectors = [by_text[text] for text in flat]
+    vectors = [by_text[text] if lane not in COMPOSED_LANES
+               else composed([by_text[part] for part in embedded_parts(lane, text)]) for lane, text in flat]
     position = 0
     items = []
     for memory_id, fingerprint, texts in batch.pending:

@@ -5,9 +5,10 @@ of the conversation ``<session>``; ``<position>`` orders the turns (compared
 naturally: ``D1:9`` comes before ``D1:10``, ``D2:1`` after both).  A turn read
 alone often means little ("Yes, last Friday!"); read with the turn before and
 after it, it says what it is about.  So the indexes see each turn with its
-neighbours: a ``context`` vector lane embeds the turn between them, and a
-low-weight ``context`` full-text field holds the neighbours' words.  The
-memory file itself never changes: context is derived, like every index.
+neighbours: a ``context`` vector lane holds the turn between them (the mean of
+the three turns' vectors), and a low-weight ``context`` full-text field holds
+the neighbours' words.  The memory file itself never changes: context is
+derived, like every index.
 
 Only the immediate neighbours count, so a change to one turn re-indexes at
 most the turns before and after it (sync takes care of that).
@@ -71,11 +72,11 @@ def context_of(memory_id: str, around: Mapping[str, tuple[Turn | None, Turn | No
     return (before.text if before else "", after.text if after else "")
 
 
-def embedding_context(own: str, before: str, after: str) -> str:
-    """The ``context`` lane's input: the turn between its neighbours (empty when it has none)."""
+def context_parts(own: str, before: str, after: str) -> list[str]:
+    """The ``context`` lane's parts: the turn between its neighbours (none when it has none)."""
     if not before and not after:
-        return ""
-    return "\n".join(part for part in (before, own, after) if part)
+        return []
+    return [part for part in (before, own, after) if part]
 
 
 def neighbours_by_id(members: Mapping[str, Iterable[Turn]]) -> dict[str, tuple[str | None, str | None]]:
