@@ -296,8 +296,13 @@ def evaluate(sample: dict[str, Any], root: Path, cached: bool, embedder: Any, re
         scores[category].add(recall, 1.0 / first if first else 0.0, len(top), body, manifest, conversation_chars,
                             len(episodes))
     vault.searcher().close()
+    own = Scores()
+    for category, found in scores.items():
+        if category in CATEGORIES:
+            own.merge(found)
 
     report[conv_id] = {
+        "r5": own.summary()["r5"],
         **info,
         "turns": len(flat),
         "sessions": len(sessions),
@@ -340,12 +345,13 @@ def print_report(result: dict[str, Any]) -> None:
     print(f"Ingest settings: {result['ingest_settings']}; turns ingested as "
           f"\"{shape}\", user = speaker_a, assistant = speaker_b, ts = session date.\n")
     print("| conversation | turns | sessions | episodes | turns/episode | episode chars (median / max) "
-          "| conversation chars | ingest s | sync s | cached |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| conversation chars | ingest s | sync s | cached | R@5 (1-4) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for conv_id, c in convs.items():
         print(f"| {conv_id} | {c['turns']} | {c['sessions']} | {c['episodes']} | {c['turns_per_episode']:.1f} | "
               f"{c['episode_chars_median']:,.0f} / {c['episode_chars_max']:,} | {c['conversation_chars']:,} | "
-              f"{c['ingest_seconds']:.1f} | {c['sync_seconds']:.1f} | {'yes' if c['cached'] else 'no'} |")
+              f"{c['ingest_seconds']:.1f} | {c['sync_seconds']:.1f} | {'yes' if c['cached'] else 'no'} | "
+              f"{c['r5']:.3f} |")
     print()
     print("| category | questions | R@1 | R@3 | R@5 | R@5 by chance | MRR | episodes returned | top-5 body chars "
           "| of conversation | top-5 title+summary chars | of conversation |")
@@ -392,17 +398,27 @@ def main() -> None:
                         help="diagnostic, not the user's path: append a [#s:t] marker to each turn, so every "
                              "turn's dia id can be read back from the episode bodies")
     args = parser.parse_args()
-
-    # The offline path, whatever the caller's environment says.
-    os.environ.pop("ANTHROPIC_API_KEY", None)
-    os.environ["MEMVAULT_LLM_PROVIDER"] = "offline"
-    os.environ["MEMVAULT_VAULT_AUTO_SYNC"] = "false"
-
     if not args.data.is_file():
         raise SystemExit(f"error: benchmark data not found at {args.data} (use --data)")
     data: list[dict[str, Any]] = json.loads(args.data.read_text(encoding="utf-8"))
     if args.limit_conversations:
         data = data[: args.limit_conversations]
+    result = measure(data, args.cache, dia_ids=args.dia_ids, quiet=args.json)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_report(result)
+    if result["turns_findable"] != result["turns"]:
+        sys.exit(1)
+
+
+def measure(data: list[dict[str, Any]], cache: Path | None, dia_ids: bool = False,
+            quiet: bool = False) -> dict[str, Any]:
+    """Ingest each conversation into its own vault (or reuse ``cache``), ask its questions: the results."""
+    # The offline path, whatever the caller's environment says.
+    os.environ.pop("ANTHROPIC_API_KEY", None)
+    os.environ["MEMVAULT_LLM_PROVIDER"] = "offline"
+    os.environ["MEMVAULT_VAULT_AUTO_SYNC"] = "false"
 
     per_category: dict[int, Scores] = defaultdict(Scores)
     times: list[float] = []
@@ -412,16 +428,16 @@ def main() -> None:
         create_vault(probe, git=False)
         probe_vault = Vault(probe)
         embedder = probe_vault.embedder()  # one loaded model for every vault
-        key = cache_key(probe_vault, args.dia_ids)
+        key = cache_key(probe_vault, dia_ids)
         settings = asdict(probe_vault.config.ingest)
         llm_name = probe_vault.llm().name
         for sample in data:
             conv_id = str(sample.get("sample_id", "conv"))
-            root = args.cache / key / conv_id if args.cache else Path(folder) / conv_id
-            if not args.json:
-                reuse = args.cache is not None and (root / ".memvault" / MARKER).is_file()
+            root = cache / key / conv_id if cache else Path(folder) / conv_id
+            if not quiet:
+                reuse = cache is not None and (root / ".memvault" / MARKER).is_file()
                 print(f"  {conv_id}: {'opening' if reuse else 'building'} {root}", file=sys.stderr)
-            scores, spent = evaluate(sample, root, args.cache is not None, embedder, report, args.dia_ids)
+            scores, spent = evaluate(sample, root, cache is not None, embedder, report, dia_ids)
             for category, s in scores.items():
                 per_category[category].merge(s)
             times += spent
@@ -432,7 +448,7 @@ def main() -> None:
     convs = list(report.values())
     result: dict[str, Any] = {
         "llm": llm_name,
-        "dia_ids": args.dia_ids,
+        "dia_ids": dia_ids,
         "version": key,
         "ingest_settings": settings,
         "categories": {CATEGORIES[c]: per_category[c].summary() for c in CATEGORIES if per_category[c].n},
@@ -460,12 +476,7 @@ def main() -> None:
         },
         "conversations": report,
     }
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print_report(result)
-    if result["turns_findable"] != result["turns"]:
-        sys.exit(1)
+    return result
 
 
 if __name__ == "__main__":

@@ -18,8 +18,10 @@ field a person would not write:
   person curating each record would (labelled: users do not write this).
 - ``body``: (comparison only) plain turns with the neighbours pasted into the body.
 
-Conversations through ``memvault ingest`` (episodes) are measured by
-``scripts/eval_ingest.py``.
+- ``episodes``: the conversations through ``memvault ingest`` (each session replayed as a
+  chat exporter gives it, cut into episodes on the offline path): the machinery and the
+  figures of ``scripts/eval_ingest.py`` (R@5 of the gold turns inside the top 5 episodes;
+  ``--set`` and ``--setup`` do not apply to it: it searches with the vault's defaults).
 
 Usage:
     python scripts/eval_locomo.py [--data ../shared/bench/locomo_dev.json] [--format chat --format facts]
@@ -58,6 +60,8 @@ from vault_engine.server.requests import SearchRequest as ServiceSearch
 from vault_engine.server.service import MemoryService
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
+
+EPISODES = "_episodes"  # an episodes format's results (eval_ingest's), in place of the setups
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -115,8 +119,8 @@ def clean_evidence(raw: list[Any], known: set[str]) -> list[str]:
     return out
 
 
-FORMATS = ("chat", "facts", "curated", "body")
-DEFAULT_FORMATS = ("chat", "facts", "curated")
+FORMATS = ("chat", "facts", "episodes", "curated", "body")
+DEFAULT_FORMATS = ("chat", "facts", "episodes", "curated")
 
 
 def memory_records(turns: list[Turn], fmt: str,
@@ -443,6 +447,12 @@ def main() -> None:
     for fmt in args.formats or DEFAULT_FORMATS:
         if not args.json:
             print(f"== format: {fmt}", file=sys.stderr)
+        if fmt == "episodes":
+            import eval_ingest  # the sibling script (it imports this one): the episodes format is its machinery
+
+            results[fmt] = {EPISODES: eval_ingest.measure(data, args.cache / "episodes" if args.cache else None,
+                                                          quiet=args.json)}
+            continue
         results[fmt] = evaluate(data, fmt, setups, overrides, verbose=not args.json, cache=args.cache, dump=dump,
                                 analyse=not args.quick or dump is not None)
     if args.dump and dump is not None:
@@ -452,6 +462,11 @@ def main() -> None:
         return
     for fmt, summary in results.items():
         print(f"\n### format: {fmt}\n")
+        if EPISODES in summary:
+            import eval_ingest
+
+            eval_ingest.print_report(summary[EPISODES])
+            continue
         print_table(summary)
         print_folds(summary)
         if summary["_meta"].get("analysed"):
@@ -467,6 +482,9 @@ def print_formats(results: dict[str, dict[str, dict[str, Any]]]) -> None:
           + " | indexing s per conversation |")
     print("|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|")
     for fmt, summary in results.items():
+        if EPISODES in summary:
+            print(_episodes_row(summary[EPISODES]))
+            continue
         name = SERVICE
         scores, seconds = summary[name], summary["_meta"]["index_seconds_per_conversation"]
         label = f"{fmt} (summaries filled in by hand)" if fmt == "curated" else fmt
@@ -474,6 +492,18 @@ def print_formats(results: dict[str, dict[str, dict[str, Any]]]) -> None:
         indexing = f"{seconds:.1f}" if seconds else "cached"
         print(f"| {label} | {scores['overall']['r5']:.3f} | {scores['overall']['r10']:.3f} | "
               f"{scores['overall']['mrr']:.3f} | " + " | ".join(cells) + f" | {indexing} |")
+
+
+
+def _episodes_row(result: dict[str, Any]) -> str:
+    """The episodes format in the formats table: R@5 is its figure (top 5 episodes), no R@10."""
+    overall, categories = result["overall"], result["categories"]
+    cells = [f"{categories[c]['r5']:.3f} (R@5)" if c in categories else "" for c in CATEGORIES.values()]
+    convs = result["conversations"].values()
+    seconds = [c["ingest_seconds"] + c["sync_seconds"] for c in convs if not c["cached"]]
+    indexing = f"{statistics.median(seconds):.1f}" if seconds else "cached"
+    return (f"| episodes (`memvault ingest`, top 5 episodes) | {overall['r5']:.3f} | | {overall['mrr']:.3f} | "
+            + " | ".join(cells) + f" | {indexing} |")
 
 
 if __name__ == "__main__":
