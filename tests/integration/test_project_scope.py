@@ -315,3 +315,32 @@ def test_memvault_serve_project_option(vault: Vault, tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         rest = proc.communicate(timeout=60)[1]
     assert proc.returncode == 0 and "Traceback" not in rest
+
+
+@pytest.mark.slow
+def test_memvault_mcp_project_option(vault: Vault, tmp_path: Path) -> None:
+    """The real ``memvault mcp --project`` over stdio (the SDK's client), started outside any checkout."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    seed = Vault(vault.root)
+    ids = {name: seed.add(NewMemory(text, project=project)).id for name, (text, project) in TEXTS.items()}
+    params = StdioServerParameters(command=sys.executable, cwd=tmp_path, env=dict(os.environ),
+                                   args=["-m", "vault_engine", "mcp", "--vault", str(vault.root), "--no-watch",
+                                         "--project", API])
+
+    async def session() -> None:
+        with (tmp_path / "stderr.log").open("w", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as client:
+                await client.initialize()
+                scoped = await client.call_tool("memory_search", {"query": QUERY, "limit": 20})
+                assert not scoped.is_error and scoped.structured_content is not None
+                assert scoped.structured_content["project"] == API
+                assert ids["api"] in found(scoped.structured_content)
+                assert ids["web"] not in found(scoped.structured_content)
+                added = await client.call_tool("memory_remember", {"text": "The api paginates with cursors."})
+                assert not added.is_error and added.structured_content is not None
+                assert added.structured_content["project"] == API
+
+    anyio.run(session)
+    assert "Traceback" not in (tmp_path / "stderr.log").read_text(encoding="utf-8")

@@ -10,14 +10,18 @@ from .root import cli
 
 @cli.command()
 @click.option("--no-watch", is_flag=True, help="Do not keep the indexes current while files change outside.")
+@click.option("--project", help="The project tool calls default to (default: the repository the server is started "
+                                "in; none outside one).")
 @common
 @click.pass_obj
-def mcp(settings: Settings, no_watch: bool) -> None:
+def mcp(settings: Settings, no_watch: bool, project: str | None) -> None:
     """Serve the vault to an agent over MCP (stdio).
 
     Tools: memory_search, memory_read, memory_remember, memory_correct,
     memory_forget, memory_context and memory_feedback. Context, search and
-    remember default to the repository the server was started in.
+    remember default to the current project: --project, else the repository
+    the server was started in (an explicit "project" or "all_projects"
+    argument widens a call).
 
     \b
     Example (Claude Code):
@@ -25,7 +29,7 @@ def mcp(settings: Settings, no_watch: bool) -> None:
     """
     from ..server.mcp import run
 
-    run(settings.vault_path, watch=not no_watch)
+    run(settings.vault_path, watch=not no_watch, project=project)
 
 
 @cli.command()

@@ -219,17 +219,19 @@ async def serve_stdio(server: Server[Any], stdin: StdinLines | None = None) -> N
         group.start_soon(protocol)
 
 
-def run(vault_path: str | None, *, watch: bool = True) -> None:
+def run(vault_path: str | None, *, watch: bool = True, project: str | None = None) -> None:
     """``memvault mcp``: open the vault, serve it over MCP on stdio, close it on exit.
 
     The handshake never waits for the model: it loads in the background while the
-    client connects, and the watcher (``watch``) starts in the background.
+    client connects, and the watcher (``watch``) starts in the background.  ``project``
+    names the project tool calls default to (else the repository of the working folder).
 
     Raises:
         VaultError: the vault cannot be opened (the CLI prints it as one line).
     """
     _setup_logging()
-    service, here = MemoryService.here(Path(vault_path).expanduser() if vault_path else None, source=SOURCE)
+    service, here = MemoryService.here(Path(vault_path).expanduser() if vault_path else None, project=project,
+                                       source=SOURCE)
     import anyio
 
     server = build_server(service, here=here)
