@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.index.derived import embedding_texts
+from vault_engine.index.derived import embedding_texts, gist
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.sync import Indexes, sync
 from vault_engine.store import STATE_DIR
@@ -161,8 +161,7 @@ def test_progress_is_reported_and_vectors_keep_their_order(make_vault: Callable[
     assert calls and calls[-1][0] == calls[-1][1] and all(d <= t for d, t in calls)
     indexes = Indexes(vault.root, fake)
     for entry in vault.scan().entries.values():
-        summary = entry.memory.summary or entry.memory.title
-        expected = fake.embed([summary])[0]
+        expected = fake.embed([gist(entry.memory)])[0]  # what the summary lane reads
         assert indexes.vectors.vector(entry.memory.id, "summary") == pytest.approx(expected)
     indexes.close()
 

@@ -105,3 +105,31 @@ def test_explain_names_the_context_lane_only_for_turns(make_vault: Callable[...,
     for hit in vault.search(SearchRequest("kitten")).hits:
         has_lane = any(line.startswith("vector context") for line in hit.why)
         assert has_lane == (hit.title != "Kittens need vaccines at eight weeks")
+
+
+LONG_TURN = ("We finally went to the coast last weekend. The drive took four hours because of the roadworks. "
+             "The kids slept most of the way, thankfully. On Sunday morning we rented a small boat and "
+             "the highlight was a pod of dolphins swimming right beside it.")
+
+
+def test_a_turn_without_a_written_summary_is_read_whole_by_its_neighbours_and_its_own_lanes(
+        make_vault: Callable[..., Vault]) -> None:
+    """A derived summary clips a long turn (the dolphins are past its 240 characters); the lanes and
+    the neighbours' context read the whole turn, and an incremental sync (the unchanged neighbour
+    read back from the catalog) gives the vectors a rebuild gives."""
+    vault = Vault(make_vault().root, auto_sync=True, embedder=HashEmbedder())
+
+    def raw_turn(position: str, text: str) -> str:
+        return vault.add(NewMemory(text, source=f"conversation:chat-1#{position}")).id
+
+    first = raw_turn("D1:1", LONG_TURN)
+    assert "dolphins" not in vault.find(first).memory.summary  # the file keeps the short derived summary
+    second = raw_turn("D1:2", "Wow, what a trip!")
+    third = raw_turn("D1:3", "Did the kids like the boat?")  # the first turn is unchanged: read from the catalog
+    whole = HashEmbedder().embed([" ".join(LONG_TURN.split())])[0]
+    assert np.allclose(vector_of(vault, first, "summary"), whole, atol=1e-6)
+    incremental = vector_of(vault, second, "context")
+    total = whole + vector_of(vault, second, "summary") + vector_of(vault, third, "summary")
+    assert np.allclose(incremental, total / np.linalg.norm(total), atol=1e-6)
+    vault.sync(full=True)
+    assert np.allclose(vector_of(vault, second, "context"), incremental, atol=1e-6)

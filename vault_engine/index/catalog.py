@@ -20,14 +20,15 @@ from typing import Any
 from ..format.memory import Memory, memory_text, text_digest
 from ..retrieval.threads import Turn, thread_of, turn_text
 from ..store import Entry
+from .derived import gist
 from .guard import IndexDb, stale_on_error
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 COLUMNS = (
     "id", "path", "hash", "status", "type", "scope", "project", "trust", "lifecycle", "tier",
     "title", "summary", "trigger", "paths", "tags", "links", "created", "updated", "occurred_at",
     "proof_count", "applied", "dup_key", "tasks", "operations", "phases", "authority", "recall", "importance",
-    "last_applied", "source", "thread",
+    "last_applied", "source", "thread", "gist",
 )
 JSON_COLUMNS = ("paths", "tags", "links", "applied", "tasks", "operations", "phases")
 TUPLE_COLUMNS = ("paths", "tags", "links", "tasks", "operations", "phases")
@@ -68,6 +69,7 @@ class CatalogRow:
     last_applied: datetime | None = None
     source: str = ""
     thread: str = ""  # the conversation a turn belongs to (see threads.py), else ""
+    gist: str = ""  # what the indexes read as its summary (see derived.gist): a turn's text to its neighbours
 
     @property
     def in_trash(self) -> bool:
@@ -90,6 +92,7 @@ def row_from_memory(memory: Memory, path: str, digest: str, *, trashed: bool) ->
         tasks=tuple(memory.tasks), operations=tuple(memory.operations), phases=tuple(memory.phases),
         authority=memory.authority, recall=memory.recall, importance=float(memory.importance),
         last_applied=memory.last_applied, source=memory.source, thread=(thread_of(memory.source) or ("", ""))[0],
+        gist=gist(memory),
     )
 
 
@@ -257,16 +260,16 @@ class Catalog(IndexDb):
         every thread, in one query)."""
         wanted = None if keys is None else [k for k in dict.fromkeys(keys) if k]
         out: dict[str, list[Turn]] = {key: [] for key in wanted or ()}
-        query = "SELECT thread, id, source, title, summary FROM memories WHERE {} AND status = 'active'" \
+        query = "SELECT thread, id, source, title, gist FROM memories WHERE {} AND status = 'active'" \
                 " AND lifecycle != 'superseded'"
         rows: Iterable[tuple[str, str, str, str, str]]
         if wanted is None:
             rows = self._db.execute(query.format("thread != ''"))
         else:
             rows = (row for key in wanted for row in self._db.execute(query.format("thread = ?"), (key,)))
-        for key, memory_id, source, title, summary in rows:
+        for key, memory_id, source, title, text in rows:
             position = (thread_of(source) or ("", ""))[1]
-            out.setdefault(key, []).append(Turn(memory_id, position, turn_text(title, summary)))
+            out.setdefault(key, []).append(Turn(memory_id, position, turn_text(title, text)))
         return out
 
     @stale_on_error("catalog")

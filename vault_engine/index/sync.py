@@ -24,7 +24,15 @@ from ..fsio import remove_temps, write_atomic
 from ..retrieval import threads
 from ..store import Entry
 from .catalog import Catalog, CatalogRow, row_from_entry
-from .derived import COMPOSED_LANES, composed, embedded_parts, embedding_texts, fulltext_document, text_fingerprint
+from .derived import (
+    COMPOSED_LANES,
+    composed,
+    embedded_parts,
+    embedding_texts,
+    fulltext_document,
+    gist,
+    text_fingerprint,
+)
 from .disk import STAT_CACHE, DiskState, load_stat_cache, read_disk, read_paths
 from .embedder import Embedder
 from .fulltext import FullTextIndex
@@ -228,7 +236,7 @@ def _thread_changes(root: Path, catalog: Catalog, entries: Mapping[str, tuple[En
         keys.add(placed[0])
         if not entry.in_trash and entry.memory.lifecycle != "superseded":
             new_turns[memory_id] = threads.Turn(
-                memory_id, placed[1], threads.turn_text(entry.memory.title, entry.memory.summary))
+                memory_id, placed[1], gist(entry.memory))
     if not keys:
         return {}, {}
     around: Around = {}
