@@ -30,3 +30,7 @@ def test_a_one_paragraph_body_is_one_passage_and_a_long_paragraph_is_cut_at_the_
 
 def test_a_heading_with_nothing_after_it_is_still_embedded() -> None:
     assert passages("Intro text.\n\n# Later", HashEmbedder()) == ["Intro text.", "# Later"]
+
+
+def test_a_line_starting_with_a_hash_that_is_no_heading_is_a_paragraph_of_its_own() -> None:
+    assert passages("#42 is the ticket\n\nThe fix is in.", HashEmbedder()) == ["#42 is the ticket", "The fix is in."]

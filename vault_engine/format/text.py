@@ -1,4 +1,4 @@
-"""Deterministic text helpers: titles, extractive summaries, one-off detection."""
+"""Deterministic text helpers: titles, extractive summaries, paragraphs, one-off detection."""
 
 from __future__ import annotations
 
@@ -10,6 +10,15 @@ _ONE_OFF = re.compile(
     r"only for (?:now|this (?:task|session|run|once))|for this (?:task|session|run) only|"
     r"skip (?:it|this) (?:today|this time))\b"
 )
+
+
+PARAGRAPH_BREAK = re.compile(r"\n(?:[ \t]*\r?\n)+")  # a blank line (or several) between paragraphs
+HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)[\s#]*$")  # a markdown ATX heading line; group 1: its text
+
+
+def paragraphs(text: str) -> list[str]:
+    """The paragraphs of ``text`` (blocks between blank lines), stripped, empty ones left out."""
+    return [p for p in (piece.strip() for piece in PARAGRAPH_BREAK.split(text)) if p]
 
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")

@@ -4,7 +4,6 @@ full-text document."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -13,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..format.memory import Memory, content_digest
-from ..format.text import make_summary, sentences
+from ..format.text import HEADING, make_summary, paragraphs, sentences
 from ..retrieval import threads
 from ..retrieval.dates import date_words
 from ..store import Entry
@@ -27,7 +26,6 @@ SENTENCES_PER_MEMORY = 8  # memories with more sentences get no sentence lane
 COMPOSED_LANES = frozenset({"context"})
 PART_BREAK = "\x1f"  # between a composed lane's parts (a unit separator: never in a summary or title)
 GIST_CHARS = 1000  # about 250 tokens of English: one passage of the model's window
-_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 
 
 def embedding_texts(memory: Memory, embedder: Embedder,
@@ -82,10 +80,8 @@ def passages(body: str, embedder: Embedder) -> list[str]:
     conversations; docs/performance.md)."""
     pieces: list[str] = []
     heading = ""
-    for paragraph in (p.strip() for p in _PARAGRAPH_BREAK.split(body)):
-        if not paragraph:
-            continue
-        if "\n" not in paragraph and paragraph.startswith("#"):
+    for paragraph in paragraphs(body):
+        if "\n" not in paragraph and HEADING.match(paragraph):
             heading = f"{heading}\n\n{paragraph}" if heading else paragraph
             continue
         pieces.append(f"{heading}\n\n{paragraph}" if heading else paragraph)

@@ -36,6 +36,7 @@ from ..errors import ForgottenContent, InvalidInput
 from ..format.ids import new_memory_id
 from ..format.memory import SCOPES, Memory, from_fields, memory_text, text_digest
 from ..format.redact import redact, redact_counted
+from ..format.text import PARAGRAPH_BREAK
 from ..journal import Event, forgotten_digests
 from ..llm.base import RECALLS, Digest, Llm
 from ..store import Scan
@@ -46,7 +47,6 @@ PART_KEY = "part"
 DOCUMENT_TRUST = "learned"
 OUTPUT_TRUST = "external"
 
-_PARAGRAPH = re.compile(r"\n(?:[ \t]*\r?\n)+")
 _SENTENCE = re.compile(r"[.!?][\"'”’)\]]*[ \t]+|[。！？][\"'”’)\]]*")
 _SENTENCE_START = re.compile(r"(?:[.!?][\"'”’)\]]*[ \t]+|[。！？][\"'”’)\]]*|\n[ \t]*)(?=\S)")
 
@@ -97,7 +97,7 @@ def chunk(text: str, size: int, overlap: int) -> list[str]:
 def _cut(text: str, start: int, floor: int, limit: int) -> int:
     """Where the piece starting at ``start`` is cut: at most at ``limit``, at least at ``floor``."""
     paragraph = None
-    for match in _PARAGRAPH.finditer(text, start, limit):
+    for match in PARAGRAPH_BREAK.finditer(text, start, limit):
         if match.end() >= floor:
             paragraph = match.end()
     if paragraph is not None:

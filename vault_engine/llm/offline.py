@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..format.text import clip, first_sentence, make_title
+from ..format.text import HEADING, clip, first_sentence, make_title
 from ..index.fulltext import STOPWORDS
 from .base import Delta, Digest, Sense, Turn
 
@@ -31,7 +31,6 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]+")
 _ROLES = r"(?:user|assistant|system|human|ai|tool)"
 _SPEAKER = re.compile(rf"^\s*{_ROLES}\s*:\s*", re.I)
 _TURN_BREAK = re.compile(rf"\n\s*\n|\n(?=\s*{_ROLES}\s*:)", re.I)
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)[\s#]*$")
 _TAG_SEPARATOR = re.compile(r"[-_\s]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 MIN_SHIFT_WORDS = 4  # a turn shorter than this never shifts the topic ("ok", "thanks!")
@@ -85,7 +84,7 @@ def keywords(text: str, limit: int, names_last: bool = False) -> list[str]:
 def _paragraphs(text: str) -> list[str]:
     """Paragraphs or turns, without their ``Role:`` labels."""
     # Markdown heading lines name a section; they are not prose to summarise.
-    parts = (_SPEAKER.sub("", "\n".join(line for line in p.strip().splitlines() if not _HEADING.match(line)))
+    parts = (_SPEAKER.sub("", "\n".join(line for line in p.strip().splitlines() if not HEADING.match(line)))
              for p in _TURN_BREAK.split(text))
     return [p for p in parts if p.strip()]
 
@@ -125,7 +124,7 @@ class OfflineLlm:
     def digest(self, text: str, existing_tags: Sequence[str], kind: str = "conversation") -> Digest:
         paragraphs = _paragraphs(text)
         body = "\n\n".join(paragraphs)  # without the speaker labels, which are not the subject
-        heading = next((m.group(1) for m in map(_HEADING.match, text.splitlines()) if m and m.group(1)), None)
+        heading = next((m.group(1) for m in map(HEADING.match, text.splitlines()) if m and m.group(1)), None)
         title = clip(heading, 80) if heading else (make_title(paragraphs[0]) if paragraphs else "Untitled")
         summary = clip(" ".join(first_sentence(p) for p in paragraphs[:2]), 240) or title
         top = keywords(body, 3)
