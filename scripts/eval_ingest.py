@@ -26,8 +26,9 @@ Questions never contain a dia id; the script checks and prints it.
 
 The indexes are then built by the real sync engine with the bundled embedding
 model, and each question (categories 1-4 with evidence after cleaning; 5
-reported apart) is one ``Vault.search`` with ``limit=5`` and
-``types=("episode",)`` in the question's own vault.  Printed:
+reported apart) is one ``MemoryService.search`` (what ``POST /v1/search`` and MCP
+``memory_search`` call) with ``limit`` 5 and
+``types: ["episode"]`` in the question's own vault.  Printed:
 
 * evidence R@1 / R@3 / R@5: the share of gold turns whose ingested text lies
   verbatim in the raw body of one of the top-k episodes; MRR of the first
@@ -66,8 +67,9 @@ from eval_locomo import CATEGORIES, Turn, clean_evidence, turns_of
 
 from vault_engine.index.fulltext import query_terms
 from vault_engine.ingest.conversation import ingest
-from vault_engine.llm.base import Turn as IngestTurn
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.ingest.transcripts import parse_turns
+from vault_engine.server.requests import SearchRequest
+from vault_engine.server.service import MemoryService
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 
@@ -199,8 +201,11 @@ def build(root: Path, sample: dict[str, Any], sessions: dict[int, list[Ingested]
     received = buffered = one_off = redacted = episodes = 0
     warnings: list[str] = []
     for number, items in sessions.items():
-        result = ingest(vault, [IngestTurn(t.role, t.content, t.ts) for t in items],
-                        session=f"{conv_id}-s{number}", llm=llm, flush=True)
+        # The file a chat exporter writes, read as `memvault ingest FILE` reads it.
+        jsonl = "".join(json.dumps({"role": t.role, "content": t.content, **({"ts": t.ts} if t.ts else {})},
+                                   ensure_ascii=False) + "\n" for t in items)
+        turns = parse_turns(jsonl, source=f"{conv_id}-s{number}.jsonl", fmt="jsonl")
+        result = ingest(vault, turns, session=f"{conv_id}-s{number}", llm=llm, flush=True)
         if result.pending or not result.closed:
             raise SystemExit(f"error: {conv_id} session {number}: {result.pending} turns left in the buffer")
         received += result.received
@@ -248,6 +253,7 @@ def evaluate(sample: dict[str, Any], root: Path, cached: bool, embedder: Any, re
         info = build(root, sample, sessions, embedder)
         info["cached"] = False
     vault = Vault(root, embedder=embedder)
+    service = MemoryService(vault)  # no current project: a vault of its own conversation
     episodes = episodes_of(vault)
 
     # Completeness: each turn, heading and all, verbatim in exactly one episode body.
@@ -281,11 +287,12 @@ def evaluate(sample: dict[str, Any], root: Path, cached: bool, embedder: Any, re
         if _DIA_LIKE.search(question) or any(_DIA_LIKE.fullmatch(t) for t in query_terms(question).split()):
             leaks += 1
         started = time.perf_counter()
-        hits = vault.search(SearchRequest(question, limit=LIMIT, types=("episode",))).hits
+        answer = service.search(SearchRequest.parse({"query": question, "limit": LIMIT, "types": ["episode"]}))
+        hits = answer["hits"]
         times.append(time.perf_counter() - started)
-        top = [episodes[h.id] for h in hits if h.id in episodes]
+        top = [episodes[h["id"]] for h in hits if h["id"] in episodes]
         returned += len(top)
-        linked_only += sum(1 for h in hits if not h.lanes)  # no lane matched: pulled in as a linked neighbour
+        linked_only += sum(1 for h in hits if not h["lanes"])  # no lane matched: pulled in as a linked neighbour
         recall = {}
         for k in KS:
             inside = sum(1 for d in gold if any(by_dia[d].block in e.body for e in top[:k]))
@@ -295,7 +302,7 @@ def evaluate(sample: dict[str, Any], root: Path, cached: bool, embedder: Any, re
         manifest = sum(len(e.title) + len(e.summary) for e in top)
         scores[category].add(recall, 1.0 / first if first else 0.0, len(top), body, manifest, conversation_chars,
                             len(episodes))
-    vault.searcher().close()
+    service.close()
     own = Scores()
     for category, found in scores.items():
         if category in CATEGORIES:

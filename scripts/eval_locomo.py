@@ -494,7 +494,6 @@ def print_formats(results: dict[str, dict[str, dict[str, Any]]]) -> None:
               f"{scores['overall']['mrr']:.3f} | " + " | ".join(cells) + f" | {indexing} |")
 
 
-
 def _episodes_row(result: dict[str, Any]) -> str:
     """The episodes format in the formats table: R@5 is its figure (top 5 episodes), no R@10."""
     overall, categories = result["overall"], result["categories"]
