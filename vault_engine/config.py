@@ -72,7 +72,7 @@ class RetrievalSettings:
     candidates: int = 50
     duplicate_similarity: float = 0.95
     revive_score: float = 0.5
-    neighbour_factor: float = 0.5
+    neighbour_factor: float = 0.0  # linked memories join at this share of a hit's score (0: they do not)
     rerank: bool = True
     rerank_depth: int = 50
     rerank_terms: float = 1.0

@@ -211,3 +211,37 @@ def test_a_name_many_memories_carry_leaves_the_vector_query(make_vault: Callable
            for name, found in (("on", on), ("off", off))}
     assert gap["on"] > gap["off"]
     assert on[oven].lanes["summary"] < off[oven].lanes["summary"]
+
+
+def test_the_query_words_a_long_memory_says_late_in_its_body_count(make_vault: Callable[..., Vault]) -> None:
+    """The re-ranker's word feature reads a memory's own words, its body too: an episode whose
+    summary (its first sentences) says nothing of the question still covers it further down."""
+    vault = Vault(make_vault().root, auto_sync=True)
+    body = "\n\n".join([
+        "Gina: Morning! Long week, but a good one.",
+        "Jon: Same here, the studio was packed every night.",
+        *[f"Gina: Filler line {n} about the weather and the traffic on the way in." for n in range(12)],
+        "Gina: To keep the store running I hired two students for the weekend shifts.",
+    ])
+    episode = vault.add(NewMemory(body, title="Gina: Morning! Long week", type="episode", authority="inferred",
+                                  tags=("keep",)), allow_one_off=True).id
+    vault.add(NewMemory("Jon runs a dance studio."))  # the re-ranker looks at two candidates at least
+    hit = next(h for h in vault.search(SearchRequest("How does Gina keep her store running?", weak=True)).hits
+               if h.id == episode)
+    assert "store" not in hit.summary.casefold()
+    assert hit.rerank["terms"] > 1.5  # "gina", "keep", "store" and "run" are all in the body
+
+
+def test_an_inferred_memorys_tags_are_not_taken_for_whom_it_is_about(make_vault: Callable[..., Vault]) -> None:
+    """Tags a person gave count when the query names them; an inferred memory's (the compacter's
+    choice of frequent words) do not."""
+    vault = Vault(make_vault().root, auto_sync=True)
+    stated = vault.add(NewMemory("Gina opened a clothing store downtown.", tags=("gina",))).id
+    guessed = vault.add(NewMemory("Gina talked about the store and the dance studio.", type="episode",
+                                  authority="inferred", tags=("gina",)), allow_one_off=True).id
+    hits = {h.id: h for h in vault.search(SearchRequest("What store did Gina open?", weak=True)).hits}
+    assert hits[stated].rerank.get("tags", 1.0) > 1.0
+    assert "tags" not in hits[guessed].rerank
+    off = {h.id: h for h in with_settings(vault, rerank_tags=0.0).search(
+        SearchRequest("What store did Gina open?", weak=True)).hits}
+    assert off[guessed].score == pytest.approx(hits[guessed].score)

@@ -197,7 +197,7 @@ def test_near_duplicates_collapse_into_the_best(make_vault: Callable[..., Vault]
     assert hits[0].duplicates and any("near-duplicates" in r for r in hits[0].why)
 
 
-def test_linked_neighbours_join_at_half_score(make_vault: Callable[..., Vault]) -> None:
+def test_linked_neighbours_join_at_half_score_when_asked(make_vault: Callable[..., Vault]) -> None:
     runbook, rota = "m-01aaaaaaaaaaaaaaaaaaaaaaaa", "m-01bbbbbbbbbbbbbbbbbbbbbbbb"
     links = "type: procedure\nlinks:\n- '[[pager-rota]]'\n"
     files = {
@@ -209,6 +209,11 @@ def test_linked_neighbours_join_at_half_score(make_vault: Callable[..., Vault]) 
     vault = make_vault(files)
     vault = live(vault)
     vault.sync()
+    by_default = {h.id: h for h in vault.search(SearchRequest("incident runbook channel", limit=40)).hits}
+    assert by_default[rota].score < by_default[runbook].score * 0.5  # links move nothing unless asked
+    assert not any(r.startswith("linked from") for r in by_default[rota].why)
+    (vault.root / "memvault.toml").write_text("[retrieval]\nneighbour_factor = 0.5\n", encoding="utf-8")
+    vault = live(Vault(vault.root))
     by_id = {h.id: h for h in vault.search(SearchRequest("incident runbook channel", limit=40)).hits}
     assert by_id[runbook].why[0] == "full text: rank 1"
     assert by_id[rota].score == pytest.approx(by_id[runbook].score * 0.5)

@@ -5,10 +5,14 @@ the top ``rerank_depth`` candidates' catalog row and multiplies the score by
 ``1 + weight * feature`` for four features, each in [0, 1]:
 
 - ``terms``: the share of the query's content words (stemmed as the index stems) that the
-  memory's title, summary, trigger and tags contain (all of them, not just
-  the rarest one BM25 liked);
+  memory's own words carry: its title, summary, trigger, body and tags, read from the
+  full-text index (all of them, not just the rarest one BM25 liked; not the neighbouring
+  turns' words, nor the date in words, which ``thread`` and ``time`` weigh);
 - ``tags``: the share of the memory's tags that the query names ("what did
-  Caroline ..." and a memory tagged ``caroline``);
+  Caroline ..." and a memory tagged ``caroline``): the tags a person or an importer gave.
+  An inferred memory's tags (an episode's: the compacter chose them from the text, offline
+  its most frequent words such as "keep" or "photo") are not counted: they say what the
+  text mentions, which ``terms`` reads already, not whom or what it is about;
 - ``time``: how close the memory's ``occurred_at`` lies to a date the query
   names ("in May 2023", "last summer"; see :mod:`temporal`), 1 inside the span,
   fading to 0 at ``time_slack_days`` outside it;
@@ -85,8 +89,8 @@ class Candidate:
 
     id: str
     score: float
-    terms: frozenset[str]  # stemmed words of its title, summary, trigger and tags (see :func:`terms_of`)
-    tags: tuple[str, ...]
+    terms: frozenset[str]  # its own stemmed words (at least those of the query it carries)
+    tags: tuple[str, ...]  # the tags the feature counts (none for an inferred memory)
     occurred_at: date | datetime | None
     neighbour_score: float  # best fused score among its thread neighbours (0 outside threads)
 
@@ -149,20 +153,25 @@ def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapp
 
 # ---------------------------------------------------------------- the search stage
 
+# What a memory's own words are (the ``terms`` feature): the full-text fields of the memory itself.
+TERM_FIELDS = ("title", "summary", "trigger", "body", "tags")
+Carried = Callable[[frozenset[str], list[str]], Mapping[str, frozenset[str]]]
+
 Scored = list[tuple[float, Fused]]  # (boosted score, fused candidate), best first
 
 
 def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], settings: RetrievalSettings,
                      now: datetime, *, around: Mapping[str, tuple[str | None, str | None]],
                      joinable: Callable[[set[str]], dict[str, CatalogRow]],
-                     terms: Callable[[CatalogRow], frozenset[str]]) -> tuple[Scored, dict[str, dict[str, float]]]:
+                     carried: Carried) -> tuple[Scored, dict[str, dict[str, float]]]:
     """The top ``rerank_depth`` candidates (and the thread neighbours of the best of them)
     re-scored by :func:`rerank`; the rest keep their order below them.  ``rows`` gains the
     rows of neighbours that joined.
 
     ``around``: each turn's (previous, next) memory ({} when the thread feature is off);
     ``joinable``: the rows of those ids that may join (active, admitted by the filters);
-    ``terms``: a row's :func:`terms_of`.
+    ``carried(terms, ids)``: which of the query's stemmed ``terms`` each of ``ids`` carries in
+    its :data:`TERM_FIELDS`.
     """
     s = settings
     head, tail = scored[: s.rerank_depth], scored[s.rerank_depth :]
@@ -178,14 +187,16 @@ def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], se
                 rows[memory_id] = fresh[memory_id]
                 by_id[memory_id] = Fused(memory_id, 0.0, ())
                 head.append((0.0, by_id[memory_id]))
+    profile = QueryProfile.of(query, now.date())
+    own = carried(profile.terms, [f.id for _score, f in head]) if profile.terms else {}
     candidates = []
     for score, f in head:
         row = rows[f.id]
         prev_id, next_id = around.get(f.id, (None, None))
         candidates.append(Candidate(
-            f.id, score, terms(row), row.tags, row.occurred_at,
+            f.id, score, own.get(f.id, frozenset()), () if row.authority == "inferred" else row.tags,
+            row.occurred_at,
             max(base.get(prev_id, 0.0) if prev_id else 0.0, base.get(next_id, 0.0) if next_id else 0.0)))
-    profile = QueryProfile.of(query, now.date())
     weights = {"terms": s.rerank_terms, "tags": s.rerank_tags, "time": s.rerank_time, "thread": s.rerank_thread}
     out = [(c, score, effects) for c, score, effects in rerank(profile, candidates, weights, s.time_slack_days)
            if score > 0]

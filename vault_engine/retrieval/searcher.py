@@ -80,7 +80,6 @@ class Searcher:
         self._row_cache: dict[str, CatalogRow] = {}
         self._standing: dict[str | None, list[CatalogRow]] = {}
         self._around: dict[str, tuple[str | None, str | None]] | None = None
-        self._terms: dict[str, frozenset[str]] = {}
         self._common_tags: frozenset[str] | None = None
 
     def close(self) -> None:
@@ -128,7 +127,6 @@ class Searcher:
         self._row_cache.clear()
         self._standing.clear()
         self._around = None
-        self._terms.clear()
         self._common_tags = None
 
     def standing(self, project: str | None) -> list[CatalogRow]:
@@ -178,14 +176,11 @@ class Searcher:
                                           if share >= self.settings.drop_tag_share)
         return self._common_tags
 
-    def _row_terms(self, row: CatalogRow) -> frozenset[str]:
-        """The re-ranker's stemmed words of a row, cached."""
-        terms = self._terms.get(row.id)
-        if terms is None:
-            if len(self._terms) > 50_000:
-                self._terms.clear()
-            terms = self._terms[row.id] = rerank.terms_of(f"{row.title}\n{row.summary}\n{row.trigger}", row.tags)
-        return terms
+    def _carried(self, terms: frozenset[str], ids: list[str]) -> dict[str, frozenset[str]]:
+        """Which of the query's stemmed ``terms`` each of ``ids`` carries in its own words (the
+        re-ranker's ``terms`` feature), read from the full-text index."""
+        by_term = self.fulltext.carriers(sorted(terms), ids, rerank.TERM_FIELDS)
+        return {i: frozenset(t for t, carriers in by_term.items() if i in carriers) for i in ids}
 
     def _vocabulary_store(self) -> Vocabulary | None:
         """The vault's vocabulary, when sync has built one (search never creates it)."""
@@ -294,7 +289,7 @@ class Searcher:
                 query, scored, rows, s, now, around=self._thread_links() if s.rerank_thread else {},
                 joinable=lambda ids: {i: row for i, row in self.rows(ids).items()
                                       if row.status == "active" and flt.admits(row)},
-                terms=self._row_terms)
+                carried=self._carried)
         # Building a full hit (reasons, snippet) is done for the shortlist only.
         hits = [make_hit(f, rows[f.id], s, positions, found, now, reranked.get(f.id), score)
                 for score, f in scored[:shortlist_size]]
