@@ -66,7 +66,7 @@ class RetrievalSettings:
     limit: int = 10
     max_context_chars: int = 4000
     min_score: float = 0.05
-    relevance_floor: float = 0.55
+    relevance_floor: float = 0.6
     meaning_floor: float = 0.5
     vector_fusion: str = "body-apart"
     candidates: int = 50

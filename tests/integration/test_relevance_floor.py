@@ -118,3 +118,31 @@ def test_a_raw_multi_sentence_memory_is_found_by_a_paraphrase_of_its_last_senten
         "Backups of the billing database now run at 3 am and are kept for thirty days.")).id
     hits = vault.search(SearchRequest("how long do we keep copies of the billing data")).hits
     assert hits and hits[0].id == target and not hits[0].weak
+
+
+def test_a_question_about_a_subject_the_vault_is_tagged_with_counts_its_name(make_vault: Callable[..., Vault]) -> None:
+    """A chat's speaker is on half of its turns: weighted by rarity alone her name counted for
+    nothing, and a question about her in words the turns do not use looked foreign.  A tag people
+    gave names a subject the vault holds; an inferred memory's tags (the compacter's) do not."""
+    vault = Vault(make_vault().root, auto_sync=True)
+    for n, text in enumerate(["I went hiking with my family near the lake.", "We roasted marshmallows by the fire.",
+                              "My kids loved the camping trip.", "Next summer we will go camping again."]):
+        vault.add(NewMemory(f"Melanie: {text}", title=f"Melanie: {text}", tags=("Melanie",),
+                            source=f"conversation:c1#D1:{n}"), allow_one_off=True)
+    for n, text in enumerate(["Work was busy this week.", "I finally fixed my bike."]):
+        vault.add(NewMemory(f"Caroline: {text}", title=f"Caroline: {text}", tags=("Caroline",),
+                            source=f"conversation:c1#D2:{n}"), allow_one_off=True)
+    about_her = vault.search(SearchRequest("What are Melanie's politics?", weak=True))
+    stranger = vault.search(SearchRequest("What are Gertrude's politics?", weak=True))
+    best = max(h.evidence for h in about_her.hits)
+    assert best >= vault.config.retrieval.relevance_floor
+    assert max(h.evidence for h in stranger.hits) < best
+    assert vault.search(SearchRequest("What are Melanie's politics?")).hits
+    # The same memories with the tag inferred: the name weighs by its rarity again.
+    inferred = Vault(make_vault().root, auto_sync=True)
+    for text in ("I went hiking with my family near the lake.", "My kids loved the camping trip."):
+        inferred.add(NewMemory(f"Melanie: {text}", title=f"Melanie: {text}", tags=("Melanie",), type="episode",
+                               authority="inferred"), allow_one_off=True)
+    inferred.add(NewMemory("Caroline: Work was busy this week.", tags=("Caroline",)))
+    hits = inferred.search(SearchRequest("What are Melanie's politics?", weak=True)).hits
+    assert max(h.evidence for h in hits) < best

@@ -10,6 +10,14 @@ about something the vault does not hold names words the vault has never seen (a 
 tool, a place), and those weigh most, so its best hit covers little of it and means little
 like it.
 
+A word that names one of the vault's subjects (a tag a person or an importer gave: a person
+in a chat log, a project, a topic) weighs as much as a word no memory carries, however many
+memories carry it: it says what the question is about, and the vault holds that subject.
+Weighted by its rarity alone, the name of a chat's speaker (on half of the turns) counted for
+almost nothing, and a question about that person in words the turns do not use ("what might
+Caroline's political leaning be?") looked as foreign as one about a stranger.  An inferred
+memory's tags (the compacter's choice of frequent words) name no subject.
+
 A hit also clears the floor when its meaning alone is close enough (``meaning_floor``: a
 paraphrase that shares no word with the memory).  A search none of whose candidates (the
 whole shortlist, not only the page returned) clears it answers no hits (``weak`` asks for
@@ -45,9 +53,13 @@ class QueryWords:
     weights: Mapping[str, float]
 
     @classmethod
-    def of(cls, query: str, documents: int, frequency: Mapping[str, int]) -> QueryWords:
-        """``frequency``: stemmed word -> how many of the vault's ``documents`` carry it."""
-        return cls({word: idf(documents, frequency.get(word, 0)) for word in content_stems(query)})
+    def of(cls, query: str, documents: int, frequency: Mapping[str, int],
+           subjects: frozenset[str] = frozenset()) -> QueryWords:
+        """``frequency``: stemmed word -> how many of the vault's ``documents`` carry it;
+        ``subjects``: the stemmed words of the tags people gave (see the module)."""
+        rarest = idf(documents, 0)
+        return cls({word: rarest if word in subjects else idf(documents, frequency.get(word, 0))
+                    for word in content_stems(query)})
 
     def coverage(self, terms: Iterable[str]) -> float:
         """The IDF-weighted share of the query's words among ``terms`` (stemmed), in [0, 1]."""

@@ -81,6 +81,7 @@ class Searcher:
         self._standing: dict[str | None, list[CatalogRow]] = {}
         self._around: dict[str, tuple[str | None, str | None]] | None = None
         self._common_tags: frozenset[str] | None = None
+        self._subjects: frozenset[str] | None = None
 
     def close(self) -> None:
         self.vectors.close()
@@ -128,6 +129,7 @@ class Searcher:
         self._standing.clear()
         self._around = None
         self._common_tags = None
+        self._subjects = None
 
     def standing(self, project: str | None) -> list[CatalogRow]:
         """The catalog's standing rows of a scope (see :meth:`Catalog.standing`), cached."""
@@ -168,6 +170,13 @@ class Searcher:
             around = threads.neighbours_by_id(self.catalog.threads())
             self._around = around
         return self._around
+
+    def _subject_stems(self) -> frozenset[str]:
+        """The stemmed words of the tags people gave the vault's memories (see
+        :class:`relevance.QueryWords`), cached."""
+        if self._subjects is None:
+            self._subjects = frozenset(stem for tag in self.catalog.given_tags() for stem in rerank.stems(tag))
+        return self._subjects
 
     def _tags_many_carry(self) -> frozenset[str]:
         """The tags at least ``drop_tag_share`` of the memories carry, cached."""
@@ -228,7 +237,7 @@ class Searcher:
             return best
         stems = relevance.content_stems(query)
         documents, frequency = self.fulltext.frequencies(stems, relevance.EVIDENCE_FIELDS)
-        words = relevance.QueryWords.of(query, documents, frequency)
+        words = relevance.QueryWords.of(query, documents, frequency, self._subject_stems())
         carriers = self.fulltext.carriers(stems, [h.id for h in hits], relevance.EVIDENCE_FIELDS)
         for hit in hits:
             coverage = words.coverage({stem for stem, ids in carriers.items() if hit.id in ids})
