@@ -33,6 +33,9 @@ def test_each_token_kind_is_redacted(kind: str) -> None:
     ("git clone https://bob:ghs0secret0value@git.example.com/r.git", "ghs0secret0value"),
     ("password = hunter2hunter2", "hunter2hunter2"),
     ("api_key: 'abcd1234efgh5678'", "abcd1234efgh5678"),
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("DB_PASSWORD: hunter2hunter2", "hunter2hunter2"),
+    ("export SECRET_TOKEN=s3cr3tvalue99", "s3cr3tvalue99"),
 ])
 def test_private_keys_bearer_tokens_url_passwords_and_assignments(text: str, secret: str) -> None:
     redacted, count = redact_counted(text)
@@ -44,6 +47,8 @@ def test_private_keys_bearer_tokens_url_passwords_and_assignments(text: str, sec
     "the token bucket refills every second",
     "Bearer of bad news",
     "Deploys run from the main branch.",
+    "token_count = 10840",
+    "max_tokens: 256",
 ])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact_counted(text) == (text, 0)

@@ -20,8 +20,11 @@ _PATTERNS = [
     re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}"),  # Authorization: Bearer <token>
     re.compile(r"(?<=[A-Za-z0-9+.-]://)[^/\s:@]+:[^/\s@]+(?=@)"),  # user:password@ in a URL
 ]
+# A value given to a name that says it is secret, the word anywhere in the name
+# (``aws_secret_access_key = ...``, ``DB_PASSWORD: ...``, ``export SECRET_TOKEN=...``).
 _ASSIGNMENT = re.compile(
-    r"(?i)\b((?:api[_-]?key|secret|password|passwd|access[_-]?token|auth[_-]?token|token)\s*[:=]\s*)"
+    r"(?i)\b([\w.-]*?(?:api[_-]?key|secret|password|passwd|access[_-]?key|access[_-]?token|auth[_-]?token|token)"
+    r"[\w.-]*\s*[:=]\s*)"
     r"(['\"]?)(?!\[REDACTED\])([^\s'\"]{8,})\2"
 )
 
