@@ -12,6 +12,9 @@ _ONE_OFF = re.compile(
 )
 
 
+# A note memvault writes in place of a tool's call or output in a captured session
+# ("[tool Bash: npm test]", "[output of Read kept as m-..., 3318 characters]"): not prose.
+TOOL_NOTE = re.compile(r"\[(?:tool|output of) [^\]\n]*\]")
 PARAGRAPH_BREAK = re.compile(r"\n(?:[ \t]*\r?\n)+")  # a blank line (or several) between paragraphs
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)[\s#]*$")  # a markdown ATX heading line; group 1: its text
 

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..format.text import HEADING, clip, first_sentence, make_title
+from ..format.text import HEADING, TOOL_NOTE, clip, first_sentence, make_title
 from ..index.fulltext import STOPWORDS
 from .base import Delta, Digest, Sense, Turn
 
@@ -125,8 +125,10 @@ class OfflineLlm:
         paragraphs = _paragraphs(text)
         body = "\n\n".join(paragraphs)  # without the speaker labels, which are not the subject
         heading = next((m.group(1) for m in map(HEADING.match, text.splitlines()) if m and m.group(1)), None)
-        title = clip(heading, 80) if heading else (make_title(paragraphs[0]) if paragraphs else "Untitled")
-        summary = clip(" ".join(first_sentence(p) for p in paragraphs[:2]), 240) or title
+        # Titled and summed up by what was said, not by the tool calls between (when anything was said).
+        prose = [p for p in paragraphs if TOOL_NOTE.sub("", p).strip()] or paragraphs
+        title = clip(heading, 80) if heading else (make_title(prose[0]) if prose else "Untitled")
+        summary = clip(" ".join(first_sentence(p) for p in prose[:2]), 240) or title
         top = keywords(body, 3)
         subject = ", ".join(top[:-1]) + f" and {top[-1]}" if len(top) > 1 else (top[0] if top else "this")
         what = "the conversation about" if kind == "conversation" else "what the document says about"
