@@ -183,7 +183,8 @@ class Environment:
 
     vault_dir: str | None = None  # MEMVAULT_DIR: the vault when --vault is not given
     template: str | None = None  # MEMVAULT_TEMPLATE: the template vault, instead of the packaged one
-    home: str | None = None  # HOME: where the default vault lives
+    home: str | None = None  # HOME: where the default vault lives (and the agents' settings)
+    codex_home: str | None = None  # CODEX_HOME: where Codex keeps its config.toml (default ~/.codex)
     debug: bool = False  # MEMVAULT_DEBUG: tracebacks for internal errors, debug logging in servers
     anthropic_api_key: str = field(default="", repr=False)  # ANTHROPIC_API_KEY: never printed
     settings: tuple[tuple[str, str], ...] = ()  # every MEMVAULT_<SECTION>_<KEY> variable, sorted
@@ -197,6 +198,7 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         vault_dir=env.get("MEMVAULT_DIR") or None,
         template=env.get("MEMVAULT_TEMPLATE") or None,
         home=env.get("HOME") or None,
+        codex_home=env.get("CODEX_HOME") or None,
         debug=bool(env.get("MEMVAULT_DEBUG")),
         anthropic_api_key=env.get("ANTHROPIC_API_KEY", "").strip(),
         settings=tuple(sorted((k, v) for k, v in env.items() if k.startswith(prefixes))),

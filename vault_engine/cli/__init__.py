@@ -2,25 +2,56 @@
 
 Errors from the core (:class:`VaultError`) are turned into one stderr line
 and a non-zero exit in :meth:`.root.MemvaultGroup.invoke`, in one place.
+
+The command modules register themselves on :data:`cli` when it is first asked
+for.  :func:`main` answers an agent's hook (``memvault [--vault DIR] hook AGENT
+EVENT``) before any of them is imported: with a server of the vault running,
+the hook is a file read and one local HTTP call (see :mod:`vault_engine.agents.hooks`).
 """
 
-from . import (  # commands register themselves on `cli`
-    admin,
-    context,
-    documents,
-    governance,
-    ingest,
-    memories,
-    project,
-    reflect,
-    search,
-    servers,
-    watch,
-)
-from .root import cli, main
+from __future__ import annotations
 
-__all__ = ["admin", "cli", "context", "documents", "governance", "ingest", "main", "memories", "project", "reflect",
-           "search", "servers", "watch"]
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import click
+
+COMMANDS = ("admin", "agents", "context", "documents", "governance", "ingest", "memories", "project", "reflect",
+            "search", "servers", "watch")
+
+__all__ = ["cli", "main"]
+
+
+def commands() -> click.Group:
+    """The root group with every command registered."""
+    from importlib import import_module
+
+    for name in COMMANDS:
+        import_module(f".{name}", __name__)
+    from .root import cli
+
+    return cli
+
+
+def __getattr__(name: str) -> Any:
+    if name == "cli":
+        return commands()
+    if name in COMMANDS:
+        from importlib import import_module
+
+        return import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'vault_engine.cli' has no attribute {name!r}")
+
+
+def main() -> None:
+    """Console entry point."""
+    from ..agents.hooks import fast_path
+
+    if fast_path(sys.argv[1:]):
+        return
+    commands().main(prog_name="memvault")
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

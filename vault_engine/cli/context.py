@@ -23,11 +23,13 @@ from .root import cli
               help="md: ready to paste into a prompt; json: the structure.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), help="Write the manifest to FILE instead of stdout.")
 @click.option("--no-record", is_flag=True, help="Preview only: do not journal the delivery.")
+@click.option("--overview", is_flag=True,
+              help="A session's start: every current memory of the project may apply, not only those the task finds.")
 @common
 @click.pass_obj
 def context(settings: Settings, task: str, path: str | None, operation: str | None, phase: str | None,
             kind: str | None, project: str | None, budget: int | None, fmt: str, out: str | None,
-            no_record: bool) -> None:
+            no_record: bool, overview: bool) -> None:
     """Render the context manifest for a task: what to always apply, and what may apply.
 
     \b
@@ -43,7 +45,8 @@ def context(settings: Settings, task: str, path: str | None, operation: str | No
         from ..context.project import identify
 
         key = identify(Path.cwd()).key
-    request = TaskRequest(task, path=path, operation=operation, phase=phase, kind=kind, project=key, budget=budget)
+    request = TaskRequest(task, path=path, operation=operation, phase=phase, kind=kind, project=key, budget=budget,
+                          overview=overview)
     manifest = build(settings.open_vault(), request, record=not no_record)
     text = as_json_text(manifest) + "\n" if settings.as_json or fmt == "json" else manifest.markdown
     if out:

@@ -16,7 +16,7 @@ from ..ingest.conversation import (
     ingest,
     parse_turns,
 )
-from .options import Settings, common, emit
+from .options import ProgressBar, Settings, common, emit
 from .root import cli
 
 
@@ -52,16 +52,23 @@ def _report(result: IngestResult) -> None:
                f"session '{result.session}' holds {result.pending} turns{closed}")
 
 
+AGENT_FORMATS = ("claude-code", "codex")
+
+
 @cli.command("ingest")
-@click.argument("file", metavar="[FILE|-]", required=False)
+@click.argument("files", metavar="[FILE|-]...", nargs=-1)
 @click.option("--session", default=DEFAULT_SESSION, show_default=True,
               help="Session buffer to add to (letters, digits, '.', '_', '-').")
 @click.option("--flush", is_flag=True, help="Compact whatever the session still holds, even 1-2 turns, and close it.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="Input format; auto: JSONL when the file ends in .jsonl or starts with '{', else text.")
+@click.option("--format", "fmt", type=click.Choice((*FORMATS, *AGENT_FORMATS)), default="auto", show_default=True,
+              help="Input format; auto: JSONL when the file ends in .jsonl or starts with '{', else text; "
+                   "claude-code, codex: the agents' own session files (several at once).")
+@click.option("--project", help="Project key the episodes belong to (default: global; for agent sessions, "
+                                "the project of the folder each session ran in).")
 @common
 @click.pass_obj
-def ingest_command(settings: Settings, file: str | None, session: str, flush: bool, fmt: str) -> None:
+def ingest_command(settings: Settings, files: tuple[str, ...], session: str, flush: bool, fmt: str,
+                   project: str | None) -> None:
     """Ingest a conversation into episode memories.
 
     FILE (or - for stdin) is JSONL, one {"role", "content", "ts"} object per
@@ -72,12 +79,23 @@ def ingest_command(settings: Settings, file: str | None, session: str, flush: bo
     becomes an episode keeping every turn verbatim. Secrets are redacted and
     one-off instructions ("not this time") left out before anything is kept.
 
+    With --format claude-code or codex, each FILE is an agent's session file
+    (Claude Code transcripts, Codex rollouts), stored as its own closed session;
+    a session imported again stores only what is new.
+
     \b
     Example:
         memvault ingest chat.jsonl --session review-42
         memvault ingest --flush --session review-42
+        memvault ingest --format claude-code ~/.claude/projects/*/*.jsonl
     """
+    if fmt in AGENT_FORMATS:
+        _ingest_agent_files(settings, files, fmt, project)
+        return
     check_session(session)
+    if len(files) > 1:
+        raise click.UsageError(f"--format {fmt} takes one FILE (or -); several are for --format claude-code or codex")
+    file = files[0] if files else None
     if file is None and not flush:
         raise click.UsageError("name a FILE (or - for stdin), or give --flush")
     turns = []
@@ -87,7 +105,7 @@ def ingest_command(settings: Settings, file: str | None, session: str, flush: bo
     vault = settings.open_vault(write=True)
     llm = vault.llm()
     try:
-        result = ingest(vault, turns, session=session, llm=llm, flush=flush)
+        result = ingest(vault, turns, session=session, llm=llm, flush=flush, project=project)
     except IngestDeferred as exc:  # episodes written before the failure are reported, then the error
         partial, message, code = exc.result, exc.one_line(), exc.exit_code
         emit(settings, {**partial.to_json(), "error": message}, lambda: _report(partial))
@@ -98,3 +116,27 @@ def ingest_command(settings: Settings, file: str | None, session: str, flush: bo
     emit(settings, result.to_json(), lambda: _report(result))
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
+
+
+def _ingest_agent_files(settings: Settings, files: tuple[str, ...], fmt: str, project: str | None) -> None:
+    """Agent session files, each captured as a closed session (see :func:`capture_files`)."""
+    from ..agents.capture import capture_files
+
+    if not files or "-" in files:
+        raise click.UsageError(f"--format {fmt} reads session files: name one or more FILEs (not -)")
+    vault = settings.open_vault(write=True)
+    bar = None if settings.as_json or not sys.stderr.isatty() else ProgressBar("sessions")
+    results = capture_files(vault, [Path(f) for f in files], fmt, project=project, progress=bar)
+    failed = [r for r in results if r.error]
+
+    def human() -> None:
+        stored = [r.result for r in results if r.result is not None]
+        episodes = sum(len(r.ingest.episodes) for r in stored if r.ingest is not None)
+        click.echo(f"{len(stored)} sessions read, {sum(r.new_messages for r in stored)} new messages, "
+                   f"{episodes} episodes, {sum(len(r.outputs) for r in stored)} tool outputs kept")
+
+    emit(settings, {"format": fmt, "files": [r.to_json() for r in results]}, human)
+    for result in failed:
+        click.echo(f"error: {result.error}", err=True)
+    if failed:
+        sys.exit(1)

@@ -90,7 +90,3 @@ def _after(settings: Settings, /, *_args: object, **_kwargs: object) -> None:
     for warning in settings.index_warnings():
         click.echo(warning, err=True)
 
-
-def main() -> None:
-    """Console entry point."""
-    cli.main(prog_name="memvault")

@@ -12,16 +12,19 @@ from .root import cli
 @click.option("--no-watch", is_flag=True, help="Do not keep the indexes current while files change outside.")
 @click.option("--project", help="The project tool calls default to (default: the repository the server is started "
                                 "in; none outside one).")
+@click.option("--no-http", is_flag=True, help="Do not also answer the agent's hooks over loopback HTTP.")
 @common
 @click.pass_obj
-def mcp(settings: Settings, no_watch: bool, project: str | None) -> None:
+def mcp(settings: Settings, no_watch: bool, project: str | None, no_http: bool) -> None:
     """Serve the vault to an agent over MCP (stdio).
 
     Tools: memory_search, memory_read, memory_remember, memory_correct,
     memory_forget, memory_context and memory_feedback. Context, search and
     remember default to the current project: --project, else the repository
     the server was started in (an explicit "project" or "all_projects"
-    argument widens a call).
+    argument widens a call). Unless the vault is served already, the same
+    process answers the HTTP API on a free loopback port, so the agent's hooks
+    (memvault install) are answered warm.
 
     \b
     Example (Claude Code):
@@ -29,7 +32,7 @@ def mcp(settings: Settings, no_watch: bool, project: str | None) -> None:
     """
     from ..server.mcp import run
 
-    run(settings.vault_path, watch=not no_watch, project=project)
+    run(settings.vault_path, watch=not no_watch, project=project, http=not no_http)
 
 
 @cli.command()

@@ -48,6 +48,7 @@ SUCCESS_BONUS = 20
 IGNORE_PENALTY = 2
 FAILURE_PENALTY = 80
 SEARCH_DEPTH = 30
+OVERVIEW_ROWS = 200  # the project's memories an overview considers (the most recently updated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,7 @@ class TaskRequest:
     kind: str | None = None  # the task kind, matched against `tasks` selectors
     project: str | None = None
     budget: int | None = None
+    overview: bool = False  # a session's start: every current memory of the project may apply
 
 
 @dataclass(slots=True)
@@ -299,7 +301,7 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
 
     ranked_ids = (relevance or _search_relevance(vault))(request, project)
     relevance_rank = {memory_id: n for n, memory_id in enumerate(ranked_ids, 1)}
-    catalog_rows = _catalog_rows(vault, ranked_ids, project)
+    catalog_rows = _catalog_rows(vault, ranked_ids, project, request.overview)
     candidates: list[Candidate] = []
     for row in catalog_rows:
         if not row.current or row.trust == "external":
@@ -309,7 +311,8 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
             continue
         found = relevance_rank.get(row.id)
         standing = row.type == "core-profile" or row.recall in ("passive", "both") or matched > 0
-        if not standing and found is None:
+        overview = request.overview and row.scope == "project" and row.project == project
+        if not standing and found is None and not overview:
             continue
         why += history_reasons(row)
         if found is not None:
@@ -343,10 +346,14 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
     return manifest
 
 
-def _catalog_rows(vault: Vault, ranked_ids: Sequence[str], project: str | None) -> list[CatalogRow]:
-    """Standing candidates of the scope plus the rows of the search hits (the search built the indexes)."""
+def _catalog_rows(vault: Vault, ranked_ids: Sequence[str], project: str | None,
+                  overview: bool = False) -> list[CatalogRow]:
+    """Standing candidates of the scope plus the rows of the search hits (the search built the indexes);
+    for an ``overview``, the project's memories too."""
     searcher = vault.searcher()
     rows = {row.id: row for row in searcher.standing(project)}
+    if overview and project:
+        rows.update((row.id, row) for row in searcher.catalog.of_project(project, OVERVIEW_ROWS) if row.id not in rows)
     rows.update(searcher.rows({i for i in ranked_ids if i not in rows}))
     return list(rows.values())
 

@@ -39,6 +39,22 @@ def splice(text: str, new_block: str, where: str) -> str:
     return text[:start] + new_block + text[end + len(END):]
 
 
+def unsplice(text: str, where: str) -> str:
+    """``text`` without its marked block (and the blank line that set it apart); unchanged when it has none."""
+    if BEGIN not in text:
+        return text
+    start = text.find(BEGIN)
+    end = text.find(END, start)
+    if end < 0:
+        line = text.count("\n", 0, start) + 1
+        raise InvalidInput(f"the memvault start marker on line {line} has no end marker; fix the file", path=where)
+    before, after = text[:start], text[end + len(END):]
+    after = after[1:] if after.startswith("\n") else after
+    if not after and before.endswith("\n\n"):
+        before = before[:-1]
+    return before + after
+
+
 def write_agents_file(path: Path, body: str) -> bool:
     """Write the block into ``path``; returns whether the file changed."""
     try:

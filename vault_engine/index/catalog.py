@@ -208,6 +208,16 @@ class Catalog(IndexDb):
         return [_decode(values) for values in cursor]
 
     @stale_on_error("catalog")
+    def of_project(self, project: str, limit: int) -> list[CatalogRow]:
+        """The current memories of ``project`` (not its documents), the most recently updated first."""
+        cursor = self._db.execute(
+            f"SELECT {', '.join(COLUMNS)} FROM memories WHERE status = 'active' AND lifecycle != 'superseded'"
+            " AND scope = 'project' AND project = ? AND type != 'document' ORDER BY updated DESC, id LIMIT ?",
+            (project, limit),
+        )
+        return [_decode(values) for values in cursor]
+
+    @stale_on_error("catalog")
     def get(self, ids: Iterable[str]) -> dict[str, CatalogRow]:
         wanted = list(dict.fromkeys(ids))
         out: dict[str, CatalogRow] = {}

@@ -214,8 +214,11 @@ def _save_record(vault: Vault, session: str, record: dict[str, Any]) -> None:
 
 
 def ingest(vault: Vault, turns: Iterable[Turn], *, session: str = DEFAULT_SESSION, llm: Llm,
-           flush: bool = False) -> IngestResult:
+           flush: bool = False, project: str | None = None) -> IngestResult:
     """Buffer ``turns`` in ``session``, compacting spans into episodes as they close (see the module).
+
+    ``project``: the project the conversation was about; its episodes are stored under it
+    (global episodes without one).
 
     Raises:
         InvalidInput: a bad session name, or learning is off (``vault.learning = false``).
@@ -228,18 +231,20 @@ def ingest(vault: Vault, turns: Iterable[Turn], *, session: str = DEFAULT_SESSIO
         raise InvalidInput("learning is off (vault.learning = false): conversations are not ingested")
     result = IngestResult(session)
     with vault.batch(sync_on_error=True):  # episodes written before a failure are indexed too
-        _ingest(vault, list(turns), session, llm, flush, result)
+        _ingest(vault, list(turns), session, llm, flush, result, project)
     return result
 
 
-def _ingest(vault: Vault, turns: list[Turn], session: str, llm: Llm, flush: bool, result: IngestResult) -> None:
+def _ingest(vault: Vault, turns: list[Turn], session: str, llm: Llm, flush: bool, result: IngestResult,
+            project: str | None) -> None:
     settings = vault.config.ingest
     max_buffer = max(1, settings.max_buffer)
     lock = fsio.WriterLock(vault.root / SESSIONS_DIR / f"{session}.lock",
                            max(SESSION_LOCK_TIMEOUT, vault.config.vault.lock_timeout),
                            what=f"ingesting into session '{session}'")
     with lock.hold():
-        compacter = _Compacter(vault, session, llm, read_buffer(vault.root, session, result.warnings), result)
+        compacter = _Compacter(vault, session, llm, read_buffer(vault.root, session, result.warnings), result,
+                               project)
         failure: VaultError | None = None
         result.received = len(turns)
         try:  # a buffer left full by an earlier failure is compacted first, new turns or not
@@ -289,8 +294,10 @@ def _ingest(vault: Vault, turns: list[Turn], session: str, llm: Llm, flush: bool
 class _Compacter:
     """The buffer of one session (the caller holds the session lock) and its compaction into episodes."""
 
-    def __init__(self, vault: Vault, session: str, llm: Llm, buffer: list[Buffered], result: IngestResult):
+    def __init__(self, vault: Vault, session: str, llm: Llm, buffer: list[Buffered], result: IngestResult,
+                 project: str | None = None):
         self.vault = vault
+        self.project = project
         self.session = session
         self.llm = llm
         self.buffer = buffer
@@ -320,7 +327,7 @@ class _Compacter:
         vault = self.vault
         with vault.transaction() as tx:
             scan = vault.scan()
-            memory, redacted = build_episode(digest, turns, self.session, scan, stamp)
+            memory, redacted = build_episode(digest, turns, self.session, scan, stamp, self.project)
             text = text_digest(memory_text(memory))
             forgotten = forgotten_digests(vault.journal.events(("purge",)))
             stored = next((e for e in scan.active()
@@ -393,8 +400,9 @@ def episode_tags(tags: Iterable[str], existing: Iterable[str], said: str = "",
 
 
 def build_episode(digest: Digest, turns: Sequence[Turn], session: str, scan: Scan,
-                  stamp: datetime) -> tuple[Memory, int]:
-    """The episode memory for ``turns`` (without links) and the number of secrets redacted from the digest."""
+                  stamp: datetime, project: str | None = None) -> tuple[Memory, int]:
+    """The episode memory for ``turns`` (without links) and the number of secrets redacted from the digest;
+    stored under ``project`` when given, else global."""
     redacted = 0
 
     def clean(value: Any, limit: int) -> str:
@@ -413,7 +421,7 @@ def build_episode(digest: Digest, turns: Sequence[Turn], session: str, scan: Sca
         "id": new_memory_id(),
         "title": title,
         "type": "episode",
-        "scope": "global",
+        "scope": "project" if project else "global",
         "authority": "inferred",
         "trust": "learned",
         "lifecycle": "trial",
@@ -427,6 +435,8 @@ def build_episode(digest: Digest, turns: Sequence[Turn], session: str, scan: Sca
         "created": stamp,
         "updated": stamp,
     }
+    if project:
+        fields["project"] = project
     first = turns[0].ts if turns else None
     if first:
         fields["occurred_at"] = parse_ts(first)

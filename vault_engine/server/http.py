@@ -7,7 +7,8 @@ answers the same JSON the CLI prints with ``--json`` (golden copies live in
     GET  /v1/status                                   counts, hot tier, index freshness
     POST /v1/search    {"query", "limit"?, "project"?, "all_projects"?, "path"?, "types"?, "trust"?}
     POST /v1/read      {"id", "depth"?}
-    POST /v1/context   {"task", "path"?, "operation"?, "phase"?, "kind"?, "project"?, "budget"?, "record"?}
+    POST /v1/context   {"task", "path"?, "operation"?, "phase"?, "kind"?, "project"?, "budget"?, "record"?,
+                        "overview"?}
     POST /v1/feedback  {"id", "outcome", "application"?}
     POST /v1/remember  {"text", "title"?, "type"?, "project"?, "scope"?, "paths"?, "tags"?, ...}
     POST /v1/correct   {"id", "text", "title"?}

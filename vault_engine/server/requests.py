@@ -344,6 +344,9 @@ class ContextRequest(Request):
         minimum=0, cap=MAX_BUDGET, unit=" of characters")))
     record: bool = field(default=True, metadata=arg(Flag(
         "false: preview only, not journalled and without an application id. Leave it out normally.")))
+    overview: bool = field(default=False, metadata=arg(Flag(
+        "true at the start of a session: every current memory of the project may apply (the best first, "
+        "as many as the budget holds), not only those the task's words find.")))
 
 
 @dataclass(frozen=True, slots=True)

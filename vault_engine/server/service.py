@@ -202,7 +202,8 @@ class MemoryService:
         from ..context.director import TaskRequest, build
 
         task = TaskRequest(request.task, path=request.path, operation=request.operation, phase=request.phase,
-                           kind=request.kind, project=self.project(request.project), budget=request.budget)
+                           kind=request.kind, project=self.project(request.project), budget=request.budget,
+                           overview=request.overview)
         return self._run(lambda: build(self.vault, task, record=request.record).to_json())
 
     def feedback(self, request: FeedbackRequest) -> dict[str, Any]:

@@ -219,12 +219,38 @@ async def serve_stdio(server: Server[Any], stdin: StdinLines | None = None) -> N
         group.start_soon(protocol)
 
 
-def run(vault_path: str | None, *, watch: bool = True, project: str | None = None) -> None:
+def _serve_http(service: MemoryService) -> tuple[Any, Any, threading.Thread] | None:
+    """The HTTP API on a free loopback port for the agent's hooks; None when the vault is served already."""
+    from .. import http
+
+    try:
+        api, served = http.bind(service, "127.0.0.1", 0, log=lambda line: log.info("%s", line))
+    except VaultError as exc:
+        log.info("no HTTP API for hooks: %s", exc.one_line())
+        return None
+    thread = threading.Thread(target=api.serve_forever, name="memvault-hooks-api", daemon=True)
+    thread.start()
+    log.info("HTTP API for hooks at %s", served.url)
+    return api, served, thread
+
+
+def _stop_http(api: Any, served: Any, thread: threading.Thread) -> None:
+    from .. import http
+
+    api.shutdown()
+    thread.join(10)
+    http.unbind(api, served)
+
+
+def run(vault_path: str | None, *, watch: bool = True, project: str | None = None, http: bool = True) -> None:
     """``memvault mcp``: open the vault, serve it over MCP on stdio, close it on exit.
 
     The handshake never waits for the model: it loads in the background while the
     client connects, and the watcher (``watch``) starts in the background.  ``project``
     names the project tool calls default to (else the repository of the working folder).
+    With ``http`` (and no server of the vault running yet), the same open vault also
+    answers the HTTP API on a free loopback port, recorded in ``.memvault/serve.json``:
+    the agent's hooks then ask this warm process instead of loading the model each time.
 
     Raises:
         VaultError: the vault cannot be opened (the CLI prints it as one line).
@@ -238,11 +264,14 @@ def run(vault_path: str | None, *, watch: bool = True, project: str | None = Non
     log.info("serving %s over MCP on stdio%s", service.vault.root, "" if watch else " (not watching)")
     _background("warm-up", service.warm_up)
     starter = _background("watch", lambda: service.watch(on_report=_log_watch)) if watch else None
+    api = _serve_http(service) if http else None
     stdin = StdinLines()
     try:
         anyio.run(serve_stdio, server, stdin)
     finally:
         stdin.restore()
+        if api is not None:
+            _stop_http(*api)
         if starter is not None:
             starter.join(10)
         try:

@@ -1,0 +1,201 @@
+"""Claude Code: its hook input and output, its transcript, and where its settings live.
+
+**Hooks.** Claude Code runs a hook's command with one JSON object on stdin
+(``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name`` and the event's
+own fields: ``source`` for SessionStart, ``prompt`` for UserPromptSubmit,
+``trigger`` for PreCompact, ``reason`` for SessionEnd).  For SessionStart and
+UserPromptSubmit, text to add to the model's context is answered as
+``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}`` on
+stdout with exit code 0; anything else memvault answers is nothing at all.
+
+**Transcript.** ``~/.claude/projects/<folder>/<session id>.jsonl``: one JSON
+object per line.  ``user`` and ``assistant`` lines carry ``message`` (``role``,
+``content``: a string or a list of ``text``, ``thinking``, ``tool_use``,
+``tool_result`` and ``image`` blocks), ``uuid``, ``timestamp``, ``sessionId``,
+``cwd`` and ``isSidechain``; one assistant reply is written over several lines
+that share ``message.id``.  Other line types (``summary``, ``system``,
+``file-history-snapshot`` ...) are the tool's bookkeeping.  Each line's ``uuid``
+is the key capture remembers (see :mod:`.messages`).
+
+**Settings.** Hooks go in ``~/.claude/settings.json`` (user) or
+``<project>/.claude/settings.json`` (project); the MCP server in
+``~/.claude.json`` (user) or ``<project>/.mcp.json`` (project), under ``mcpServers``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of
+
+AGENT = "claude-code"
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
+CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})  # the events whose answer the model reads
+# Seconds Claude Code waits for each hook (capture may ask the model for episode digests); it gives
+# SessionEnd hooks together 1.5 s unless one asks for more, 60 s at most.
+TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 120, "SessionEnd": 60}
+
+# Text the tool itself puts in a user message: slash-command echoes, interruptions.
+_TOOL_TEXT = re.compile(r"^\s*(?:<(?:command-name|command-message|command-args|local-command-stdout|"
+                        r"local-command-stderr|system-reminder)>|\[Request interrupted by user)")
+
+
+class HookInputError(ValueError):
+    """The hook's stdin is not the JSON object Claude Code sends."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookInput:
+    """What Claude Code tells a hook."""
+
+    event: str
+    session_id: str
+    cwd: str | None = None
+    transcript_path: str | None = None
+    source: str | None = None  # SessionStart: startup, resume, clear or compact
+    prompt: str | None = None  # UserPromptSubmit
+
+    @classmethod
+    def parse(cls, text: str, event: str) -> HookInput:
+        """The input of ``event`` from stdin's ``text``.
+
+        Raises:
+            HookInputError: not a JSON object, no session id, or fields of the wrong type.
+        """
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            raise HookInputError("hook input is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise HookInputError("hook input is not a JSON object")
+        named = data.get("hook_event_name")
+        if named is not None and named != event:
+            raise HookInputError(f"hook input is for {named!r}, the command for {event!r}")
+        fields = {}
+        for key in ("session_id", "cwd", "transcript_path", "source", "prompt"):
+            value = data.get(key)
+            if value is not None and not isinstance(value, str):
+                raise HookInputError(f"hook input field {key!r} is not text")
+            fields[key] = value
+        if not fields["session_id"]:
+            raise HookInputError("hook input has no session_id")
+        return cls(event, fields["session_id"] or "", fields["cwd"], fields["transcript_path"],
+                   fields["source"], fields["prompt"])
+
+
+def answer(event: str, text: str) -> str:
+    """What the hook prints for ``event``: the context to add as Claude Code reads it, or nothing."""
+    if event not in CONTEXT_EVENTS or not text.strip():
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+                      ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------- the transcript
+
+
+def read_transcript(path: Path) -> Transcript:
+    """The messages of a Claude Code transcript (see the module docstring for what is kept).
+
+    Raises:
+        OSError: the file cannot be read.  ValueError: it is too large.
+    """
+    tools: dict[str, str] = {}  # tool_use id -> tool name
+    messages: list[Message] = []
+    session: str | None = None
+    cwd: str | None = None
+    skipped = 0
+    for _number, record in jsonl_records(path):
+        if record is None:
+            skipped += 1
+            continue
+        kind = record.get("type")
+        if kind not in ("user", "assistant"):
+            continue
+        session = session or _text(record.get("sessionId"))
+        cwd = cwd or _text(record.get("cwd"))
+        message = record.get("message")
+        key = _text(record.get("uuid"))
+        if not isinstance(message, dict) or key is None:
+            skipped += 1
+            continue
+        if record.get("isSidechain") or record.get("isMeta"):
+            continue  # a sub-agent's side conversation; the tool's own notes
+        ts = _text(record.get("timestamp"))
+        if kind == "assistant":
+            found = _assistant(message, key, ts, tools)
+        else:
+            found = _user(message, key, ts, tools)
+        if found is not None:
+            messages.append(found)
+    return Transcript(session, cwd, messages, skipped)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _assistant(message: dict[str, Any], key: str, ts: str | None, tools: dict[str, str]) -> Message | None:
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    parts: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+            parts.append(block["text"])
+        elif block.get("type") == "tool_use":
+            name = str(block.get("name") or "tool")
+            if isinstance(block.get("id"), str):
+                tools[block["id"]] = name
+            parts.append(condensed_call(name, block.get("input")))
+        # thinking and redacted_thinking blocks: the model's private reasoning is not kept
+    if not parts:
+        return None
+    group = message.get("id") if isinstance(message.get("id"), str) else ""
+    return Message(key, "assistant", "\n\n".join(parts), ts, group=str(group))
+
+
+def _user(message: dict[str, Any], key: str, ts: str | None, tools: dict[str, str]) -> Message | None:
+    content = message.get("content")
+    if isinstance(content, str):
+        return None if _TOOL_TEXT.match(content) or not content.strip() else Message(key, "user", content, ts)
+    if not isinstance(content, list):
+        return None
+    texts: list[str] = []
+    outputs: list[ToolOutput] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            if block["text"].strip() and not _TOOL_TEXT.match(block["text"]):
+                texts.append(block["text"])
+        elif kind == "tool_result":
+            name = tools.get(str(block.get("tool_use_id")), "tool")
+            output = text_of(block.get("content"))
+            if output.strip():
+                outputs.append(ToolOutput(name, output, bool(block.get("is_error"))))
+        # image blocks: nothing to keep as text
+    if texts:
+        return Message(key, "user", "\n\n".join(texts), ts, tuple(outputs))
+    if outputs:
+        return Message(key, "tool", "", ts, tuple(outputs))
+    return None
+
+
+# ---------------------------------------------------------------- settings files
+
+
+def settings_path(scope: str, home: Path, project: Path) -> Path:
+    """Where the hooks are configured for ``scope`` (user or project)."""
+    return home / ".claude" / "settings.json" if scope == "user" else project / ".claude" / "settings.json"
+
+
+def mcp_path(scope: str, home: Path, project: Path) -> Path:
+    """Where the MCP server is configured for ``scope`` (user or project)."""
+    return home / ".claude.json" if scope == "user" else project / ".mcp.json"

@@ -1,0 +1,157 @@
+"""Codex CLI: its session files, and where its MCP servers are configured.
+
+**Session files** (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``): one JSON object a
+line, ``{"timestamp", "type", "payload"}``.  The first is ``session_meta`` (the
+session's ``id`` and ``cwd``); ``response_item`` lines carry the conversation:
+``message`` (``role`` user, assistant or developer; ``content`` blocks of
+``input_text``/``output_text``), ``function_call``/``custom_tool_call`` (a tool
+call) and their ``..._output``, and ``reasoning`` (private, not kept).  The
+``event_msg`` and ``turn_context`` lines repeat or describe them and are not read.
+User messages that Codex writes itself (``<environment_context>``,
+``<user_instructions>``, the project's ``AGENTS.md``) and developer messages are
+not the person's words and are left out.  Older files (until 2025) have a bare
+``{"id", "timestamp", "instructions"}`` first line and bare items after it; they
+are read the same way.  Lines carry no ids: a line's key is a digest of the
+line, so reading a grown file again finds the same keys.
+
+**Config**: ``$CODEX_HOME/config.toml`` (``~/.codex``), the server as a
+``[mcp_servers.memvault]`` table with ``command`` and ``args``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of
+
+AGENT = "codex"
+_INJECTED = re.compile(r"^\s*(?:<environment_context>|<user_instructions>|<permissions instructions>|"
+                       r"# AGENTS\.md instructions|<INSTRUCTIONS>)")
+
+
+def read_rollout(path: Path) -> Transcript:
+    """The messages of a Codex session file (see the module docstring for what is kept).
+
+    Raises:
+        OSError: the file cannot be read.  ValueError: it is too large.
+    """
+    session: str | None = None
+    cwd: str | None = None
+    tools: dict[str, str] = {}  # call id -> tool name
+    messages: list[Message] = []
+    skipped = 0
+    for number, record in jsonl_records(path):
+        if record is None:
+            skipped += 1
+            continue
+        kind = record.get("type")
+        payload = record.get("payload") if isinstance(record.get("payload"), dict) else None
+        if kind == "session_meta" and payload is not None:
+            session = session or _text(payload.get("id")) or _text(payload.get("session_id"))
+            cwd = cwd or _text(payload.get("cwd"))
+            continue
+        if number == 1 and "id" in record and "type" not in record:  # the older files' first line
+            session = _text(record.get("id"))
+            continue
+        if kind == "response_item" and payload is not None:
+            item, ts = payload, _text(record.get("timestamp"))
+        elif isinstance(kind, str) and "payload" not in record:  # an older file's bare item
+            item, ts = record, _text(record.get("timestamp"))
+        else:
+            continue
+        found = _item(item, _key(record), ts, tools)
+        if found is not None:
+            messages.append(found)
+    return Transcript(session, cwd, messages, skipped)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _key(record: dict[str, Any]) -> str:
+    return "codex:" + hashlib.sha256(json.dumps(record, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:32]
+
+
+def _item(item: dict[str, Any], key: str, ts: str | None, tools: dict[str, str]) -> Message | None:
+    kind = item.get("type")
+    if kind == "message":
+        role = item.get("role")
+        text = text_of(item.get("content"))
+        if role not in ("user", "assistant") or not text.strip() or (role == "user" and _INJECTED.match(text)):
+            return None
+        return Message(key, str(role), text, ts)
+    if kind in ("function_call", "custom_tool_call"):
+        name = str(item.get("name") or "tool")
+        if isinstance(item.get("call_id"), str):
+            tools[item["call_id"]] = name
+        arguments = item.get("arguments") if kind == "function_call" else {"input": item.get("input")}
+        return Message(key, "assistant", condensed_call(name, arguments), ts)
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        output = _output_text(item.get("output"))
+        if not output.strip():
+            return None
+        return Message(key, "tool", "", ts, (ToolOutput(tools.get(str(item.get("call_id")), "tool"), output),))
+    return None  # reasoning, and whatever a newer Codex adds
+
+
+def _output_text(output: Any) -> str:
+    """A tool's output: a string (itself JSON ``{"output": ...}`` in some versions) or content items."""
+    if isinstance(output, list):
+        return text_of(output)
+    if not isinstance(output, str):
+        return ""
+    if output.lstrip().startswith("{"):
+        try:
+            data = json.loads(output)
+        except ValueError:
+            return output
+        if isinstance(data, dict) and isinstance(data.get("output"), str):
+            return str(data["output"])
+    return output
+
+
+# ---------------------------------------------------------------- config.toml
+
+
+def config_path(home: Path, codex_home: str | None) -> Path:
+    """Codex's config file: ``$CODEX_HOME/config.toml``, else ``~/.codex/config.toml``."""
+    return (Path(codex_home).expanduser() if codex_home else home / ".codex") / "config.toml"
+
+
+def _table_header(name: str) -> re.Pattern[str]:
+    return re.compile(rf'^\s*\[\s*mcp_servers\s*\.\s*(?:{re.escape(name)}|"{re.escape(name)}")\s*\]\s*(?:#.*)?$')
+
+
+_ANY_HEADER = re.compile(r"^\s*\[")
+
+
+def without_server(text: str, name: str) -> str:
+    """``text`` (a config.toml) without the ``[mcp_servers.NAME]`` table and its sub-tables."""
+    header = _table_header(name)
+    sub = re.compile(rf'^\s*\[\s*mcp_servers\s*\.\s*(?:{re.escape(name)}|"{re.escape(name)}")\s*\.')
+    out: list[str] = []
+    skipping = False
+    for line in text.splitlines(keepends=True):
+        if header.match(line) or sub.match(line):
+            skipping = True
+            continue
+        if skipping and _ANY_HEADER.match(line):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    result = "".join(out)
+    return re.sub(r"\n{3,}", "\n\n", result)
+
+
+def with_server(text: str, name: str, command: str, args: list[str]) -> str:
+    """``text`` with ``[mcp_servers.NAME]`` set to ``command`` and ``args`` (replacing the table if present)."""
+    rest = without_server(text, name).rstrip("\n")
+    table = (f"[mcp_servers.{name}]\n"
+             f"command = {json.dumps(command)}\n"
+             f"args = [{', '.join(json.dumps(a) for a in args)}]\n")
+    return (rest + "\n\n" if rest else "") + table

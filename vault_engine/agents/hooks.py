@@ -1,0 +1,257 @@
+"""``memvault hook AGENT EVENT``: memory in an agent's lifecycle, without anyone calling a tool.
+
+For Claude Code (see :mod:`.claude_code` for its input and output):
+
+- ``SessionStart`` (startup, resume, clear, compact): the context manifest for the
+  project of the session's folder (its git repository, as ``memvault project``
+  names it, plus the global memories): the resident core profile and standing
+  rules in full, then an index of what may apply, with ids and why each applies;
+- ``UserPromptSubmit``: the memories the prompt makes relevant that the session
+  was not given yet, above the relevance floor, in at most
+  :data:`PROMPT_BUDGET` characters; nothing at all when nothing is relevant;
+- ``PreCompact`` and ``SessionEnd``: the transcript's new messages stored as
+  episodes of the project (:mod:`.capture`); SessionEnd closes the session.
+
+A hook never stands in the agent's way: whatever fails (bad input, a missing
+transcript, a busy vault), it prints nothing, exits 0, and writes one line to
+``.memvault/hooks.log`` (``~/.memvault/hooks.log`` when no vault is found).
+
+Speed: a hook runs on every prompt.  When a server of the vault is running
+(``memvault serve``, or ``memvault mcp``, which the agent starts), the question
+goes to it over loopback HTTP, where the model and indexes are warm; this module
+and what it imports on that path load no model, index or click, and :func:`fast_path`
+answers before the command line is even loaded.  Otherwise the vault is opened
+in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..config import CONFIG_FILE, Environment, environment
+from . import claude_code
+from .backend import Answers, LocalVault, ServedVault, Unavailable
+from .session import AgentSession, session_name
+
+AGENTS = {claude_code.AGENT: claude_code.EVENTS}
+PROMPT_BUDGET = 1500  # characters a prompt's memories may take
+PROMPT_LIMIT = 5  # hits a prompt's search asks for
+SUMMARY_CHARS = 240  # of each memory shown for a prompt
+SESSION_TASK = "Work on this project"  # the task the session-start manifest is built for
+LOG_FILE = ".memvault/hooks.log"
+LOG_MAX_BYTES = 1 << 20  # past this the log is rotated to hooks.log.1
+
+
+def fast_path(argv: list[str]) -> bool:
+    """Answer ``[--vault DIR] hook AGENT EVENT`` (the form ``memvault install`` writes) without the
+    command line; False for anything else, which the command line then parses."""
+    args = list(argv)
+    vault: str | None = None
+    if len(args) >= 2 and args[0] == "--vault":
+        vault, args = args[1], args[2:]
+    elif args and args[0].startswith("--vault="):
+        vault, args = args[0].partition("=")[2], args[1:]
+    if len(args) != 3 or args[0] != "hook" or args[2] not in AGENTS.get(args[1], ()):
+        return False
+    try:
+        stdin = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        stdin = ""
+    sys.stdout.write(run(args[1], args[2], stdin, vault))
+    sys.stdout.flush()
+    return True
+
+
+def run(agent: str, event: str, stdin: str, vault: str | None = None,
+        environ: Mapping[str, str] | None = None) -> str:
+    """What the hook prints for ``event``; never raises (a failure is logged and answered with nothing)."""
+    env = environment(environ)
+    root: Path | None = None
+    try:
+        root = find_vault(vault, env, Path.cwd())  # first, so that bad input is logged in the vault
+        if agent not in AGENTS or event not in AGENTS[agent]:
+            raise ValueError(f"unknown hook {agent} {event}")
+        hook = claude_code.HookInput.parse(stdin, event)
+        cwd = Path(hook.cwd) if hook.cwd else Path.cwd()
+        root = find_vault(vault, env, cwd) or root
+        return claude_code.answer(event, _handle(agent, hook, vault, root, cwd))
+    except Exception as exc:  # a hook never stands in the agent's way
+        log(root, env, f"{agent} {event}: {type(exc).__name__}: {_one_line(exc)}")
+        return ""
+
+
+def _handle(agent: str, hook: claude_code.HookInput, vault: str | None, root: Path | None, cwd: Path) -> str:
+    from ..context.project import current_project
+
+    name = session_name(agent, hook.session_id)
+    if hook.event in ("PreCompact", "SessionEnd"):
+        _capture(agent, hook, name, vault, root, cwd)
+        return ""
+    opened = _Opened(vault, root)
+    project = current_project(cwd, opened.root)
+    state = AgentSession.load(opened.root, name)
+    state.project = project
+    if hook.event == "SessionStart":
+        text, ids = session_start(opened.answers(), project)
+        if hook.source in ("clear", "compact"):
+            state.delivered = []  # the model's context was emptied: what it was given is gone
+    else:
+        text, ids = prompt_memories(opened.answers(), hook.prompt or "", project, set(state.delivered))
+    state.deliver(ids)
+    state.answered_by = opened.via
+    state.save(opened.root)
+    return text
+
+
+def session_start(answers: Answers, project: str | None) -> tuple[str, list[str]]:
+    """The session-start context (the manifest's markdown) and the ids it gives."""
+    manifest = answers.context(SESSION_TASK, project, None)
+    ids = [r["id"] for r in manifest.get("resident", [])] + [m["id"] for m in manifest.get("manifest", [])]
+    return (str(manifest.get("markdown") or "") if ids else ""), ids
+
+
+def prompt_memories(answers: Answers, prompt: str, project: str | None,
+                    delivered: set[str]) -> tuple[str, list[str]]:
+    """The memories ``prompt`` makes relevant that were not delivered yet, within :data:`PROMPT_BUDGET`."""
+    if not prompt.strip():
+        return "", []
+    found = answers.search(prompt, project, PROMPT_LIMIT)
+    head = "<memory-context>\nMemories relevant to this prompt (open one with `memvault show ID --depth 2`):\n"
+    foot = "</memory-context>\n"
+    lines: list[str] = []
+    ids: list[str] = []
+    used = len(head) + len(foot)
+    for hit in found.get("hits", []):
+        if hit.get("weak") or hit.get("id") in delivered:
+            continue
+        line = _hit_line(hit)
+        if used + len(line) > PROMPT_BUDGET:
+            break
+        lines.append(line)
+        ids.append(str(hit["id"]))
+        used += len(line)
+    return (head + "".join(lines) + foot if lines else ""), ids
+
+
+def _hit_line(hit: dict[str, Any]) -> str:
+    summary = " ".join(str(hit.get("summary") or hit.get("trigger") or "").split())
+    if len(summary) > SUMMARY_CHARS:
+        summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
+    why = [f"relevant to the prompt (evidence {float(hit.get('evidence') or 0):.2f})"]
+    if hit.get("project"):
+        why.append(f"project {hit['project']}")
+    why += [f"conflicts with {other}" for other in hit.get("conflicts") or []]
+    title = " ".join(str(hit.get("title", "")).split())
+    return f"- `{hit['id']}` **{title}**" + (f": {summary}" if summary else "") + f" _(why: {'; '.join(why)})_\n"
+
+
+class _Opened:
+    """The vault's answers: its running server's when there is one, else this process's."""
+
+    def __init__(self, vault: str | None, root: Path | None):
+        self._local: Any = None
+        if root is None:  # no vault yet: open (and so create) the one the command line would
+            self._local = _open_vault(Path(vault) if vault else None)
+            root = self._local.root
+        self.root: Path = root
+        self._served = ServedVault.find(root)
+        self.via = "process"  # who answered last: "server" or "process"
+
+    def local(self) -> LocalVault:
+        """The vault opened in this process (opened on first use)."""
+        if self._local is None:
+            self._local = _open_vault(self.root)
+        return LocalVault(self._local)
+
+    def answers(self) -> Answers:
+        return self.local() if self._served is None else _Fallback(self._served, self)
+
+
+def _open_vault(path: Path | None) -> Any:
+    from ..vault import Vault
+
+    return Vault.open(path)
+
+
+class _Fallback:
+    """The server's answers; this process's when the server cannot answer."""
+
+    def __init__(self, served: ServedVault, opened: _Opened):
+        self.served, self.opened = served, opened
+
+    def context(self, task: str, project: str | None, budget: int | None) -> dict[str, Any]:
+        try:
+            answer = self.served.context(task, project, budget)
+        except Unavailable:
+            return self.opened.local().context(task, project, budget)
+        self.opened.via = "server"
+        return answer
+
+    def search(self, query: str, project: str | None, limit: int) -> dict[str, Any]:
+        try:
+            answer = self.served.search(query, project, limit)
+        except Unavailable:
+            return self.opened.local().search(query, project, limit)
+        self.opened.via = "server"
+        return answer
+
+
+def _capture(agent: str, hook: claude_code.HookInput, name: str, vault: str | None, root: Path | None,
+             cwd: Path) -> None:
+    from ..context.project import current_project
+    from ..vault import Vault
+    from .capture import capture
+
+    if not hook.transcript_path:
+        raise ValueError("hook input has no transcript_path")
+    transcript = claude_code.read_transcript(Path(hook.transcript_path).expanduser())
+    opened = Vault.open(root or (Path(vault) if vault else None), auto_sync=True)
+    project = current_project(cwd, opened.root)
+    capture(opened, transcript, name=name, project=project, flush=hook.event == "SessionEnd", llm=opened.llm())
+
+
+# ---------------------------------------------------------------- finding the vault, logging
+
+
+def find_vault(explicit: str | None, env: Environment, cwd: Path) -> Path | None:
+    """The vault the command line would open (``--vault``, ``MEMVAULT_DIR``, a vault above ``cwd``,
+    the default vault), found without opening it; None when it is not there yet."""
+    for given in (explicit, env.vault_dir):
+        if given:
+            path = Path(given).expanduser().resolve()
+            return path if (path / CONFIG_FILE).is_file() else None
+    try:
+        here = cwd.resolve()
+    except OSError:
+        here = cwd
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_FILE).is_file() and folder.name != "vault_template":
+            return folder
+    default = Path(env.home or Path.home()) / ".memvault" / "vault"
+    return default if (default / CONFIG_FILE).is_file() else None
+
+
+def log(root: Path | None, env: Environment, line: str) -> None:
+    """Append one line to the hooks' log (rotated past :data:`LOG_MAX_BYTES`); never raises."""
+    try:
+        base = root if root is not None else Path(env.home or Path.home()) / ".memvault" / "vault"
+        path = base / LOG_FILE if root is not None else base.parent / "hooks.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            os.replace(path, path.with_name(path.name + ".1"))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with path.open("a", encoding="utf-8") as out:
+            out.write(f"{stamp} {line}\n")
+    except Exception:  # logging must not make a hook fail
+        pass
+
+
+def _one_line(exc: BaseException) -> str:
+    one_line = getattr(exc, "one_line", None)
+    text = one_line() if callable(one_line) else str(exc)
+    return " ".join(str(text).split())[:500]

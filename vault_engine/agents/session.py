@@ -1,0 +1,74 @@
+"""An agent's session as memvault follows it: what it was given, what of it is stored.
+
+One small JSON file per session under ``.memvault/agents/`` (derived state: never
+in git, safe to delete; deleting it only means the next prompt may repeat a
+memory, and the next capture is checked against the stored episodes instead):
+
+- ``delivered``: the ids of the memories given to the agent so far (at session
+  start and with each prompt), so a prompt is never given the same memory twice;
+- ``captured``: the keys of the transcript's messages already stored (see
+  :mod:`.messages`), so capturing a session again stores only what is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..fsio import write_atomic
+
+AGENTS_DIR = ".memvault/agents"
+_PLAIN = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+def session_name(agent: str, session_id: str) -> str:
+    """The ingest session name of an agent's session: ``<agent>-<id>`` (an id that is not plain is hashed)."""
+    plain = session_id if _PLAIN.fullmatch(session_id) else hashlib.sha256(session_id.encode()).hexdigest()[:24]
+    return f"{agent}-{plain}"
+
+
+@dataclass(slots=True)
+class AgentSession:
+    """The state of one agent session (see the module)."""
+
+    name: str
+    project: str | None = None
+    delivered: list[str] = field(default_factory=list)
+    captured: set[str] = field(default_factory=set)
+    answered_by: str | None = None  # the last hook's answer came from the vault's "server" or this "process"
+
+    @staticmethod
+    def path(root: Path, name: str) -> Path:
+        return root / AGENTS_DIR / f"{name}.json"
+
+    @classmethod
+    def load(cls, root: Path, name: str) -> AgentSession:
+        """The session's state; a fresh one when there is none or it cannot be read."""
+        try:
+            data = json.loads(cls.path(root, name).read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return cls(name)
+        if not isinstance(data, dict):
+            return cls(name)
+        delivered = data.get("delivered")
+        captured = data.get("captured")
+        project, by = data.get("project"), data.get("answered_by")
+        return cls(name, project if isinstance(project, str) else None,
+                   [d for d in delivered if isinstance(d, str)] if isinstance(delivered, list) else [],
+                   {c for c in captured if isinstance(c, str)} if isinstance(captured, list) else set(),
+                   by if isinstance(by, str) else None)
+
+    def deliver(self, ids: list[str]) -> None:
+        """Note ``ids`` as given to the agent."""
+        self.delivered += [i for i in ids if i not in self.delivered]
+
+    def save(self, root: Path) -> None:
+        """Write the state atomically (a crash leaves the old state or the new one)."""
+        target = self.path(root, self.name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = {"session": self.name, "project": self.project, "delivered": self.delivered,
+                "captured": sorted(self.captured), "answered_by": self.answered_by}
+        write_atomic(target, json.dumps(data, ensure_ascii=False, indent=1) + "\n")

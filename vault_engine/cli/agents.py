@@ -1,0 +1,99 @@
+"""Agents: ``memvault hook`` (what the agent runs) and ``memvault install`` (wiring it in)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..agents import claude_code, codex
+from ..config import environment
+from .options import Settings, common, emit
+from .root import cli
+
+AGENTS = (claude_code.AGENT, codex.AGENT)
+
+
+@cli.command("hook")
+@click.argument("agent", type=click.Choice([claude_code.AGENT]))
+@click.argument("event", type=click.Choice(claude_code.EVENTS))
+@common
+@click.pass_obj
+def hook(settings: Settings, agent: str, event: str) -> None:
+    """Answer an agent's hook: its JSON on stdin, its answer on stdout.
+
+    SessionStart gives the project's context manifest, UserPromptSubmit the
+    memories the prompt makes relevant (nothing when none is), PreCompact and
+    SessionEnd store the session's transcript as episodes. A hook never fails
+    the agent: on any error it prints nothing, exits 0 and logs one line to
+    .memvault/hooks.log. `memvault install` writes these into the agent's settings.
+
+    \b
+    Example:
+        echo '{"session_id": "s1", "cwd": "'$PWD'", "hook_event_name": "UserPromptSubmit",
+               "prompt": "how do we deploy?"}' | memvault hook claude-code UserPromptSubmit
+    """
+    from ..agents.hooks import run
+
+    stdin = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    click.echo(run(agent, event, stdin, settings.vault_path), nl=False)
+
+
+@cli.command("install")
+@click.argument("agent", type=click.Choice(AGENTS))
+@click.option("--scope", type=click.Choice(("user", "project")), default="user", show_default=True,
+              help="user: every project of this user; project: this repository's settings (to commit or share).")
+@click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
+@click.option("--uninstall", is_flag=True, help="Remove exactly what install added.")
+@common
+@click.pass_obj
+def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall: bool) -> None:
+    """Wire memvault into an agent: hooks, MCP server and instructions in its own settings files.
+
+    claude-code: hooks for SessionStart, UserPromptSubmit, PreCompact and
+    SessionEnd, and the MCP server (~/.claude/settings.json and ~/.claude.json,
+    or with --scope project .claude/settings.json and .mcp.json). codex: the MCP
+    server in ~/.codex/config.toml and the context manifest in ./AGENTS.md.
+    Your own entries are kept; running it again changes nothing.
+
+    \b
+    Example:
+        memvault install claude-code --dry-run
+        memvault install claude-code
+        memvault install codex --uninstall
+    """
+    from ..agents.install import Target, apply, memvault_command, plan
+
+    vault = settings.open_vault()
+    project = Path.cwd()
+
+    def agents_md() -> str:
+        from ..context.director import TaskRequest, build
+        from ..context.project import identify
+
+        key = identify(project).key
+        return build(vault, TaskRequest("Work on this project", project=key), record=False).markdown
+
+    env = environment()
+    target = Target(agent, scope, Path(env.home or Path.home()), project, vault.root,
+                    tuple(memvault_command()), codex_home=env.codex_home, agents_md=agents_md)
+    changes = plan(target, uninstall=uninstall)
+    written = [] if dry_run else apply(changes)
+
+    def human() -> None:
+        verb = "would" if dry_run else ""
+        for change in changes:
+            if not change.changed:
+                click.echo(f"unchanged {change.path} ({change.what})")
+            elif dry_run:
+                click.echo(change.diff(), nl=False)
+            else:
+                click.echo(f"{change.to_json()['action']}d {change.path}: {change.what}")
+        if not any(c.changed for c in changes):
+            click.echo(f"{agent}: nothing to change")
+        elif dry_run:
+            click.echo(f"{agent}: {verb} change {sum(c.changed for c in changes)} file(s); run without --dry-run")
+
+    emit(settings, {"agent": agent, "scope": scope, "dry_run": dry_run, "uninstall": uninstall,
+                    "files": [c.to_json() for c in changes], "written": [str(c.path) for c in written]}, human)
