@@ -297,3 +297,42 @@ def test_the_hook_command_line_is_what_install_wrote(setup: Setup) -> None:
     command = shlex.split(setup.hooks["UserPromptSubmit"])
     assert command[:3] == [sys.executable, "-m", "vault_engine"]
     assert command[3:] == ["--vault", str(setup.vault), "hook", "claude-code", "UserPromptSubmit"]
+
+
+def test_project_scope_hooks_run_from_the_projects_own_settings(tmp_path: Path, isolated_env: Path,
+                                                               make_vault: Callable[..., Vault],
+                                                               make_checkout: Callable[..., Path]) -> None:
+    api = make_checkout(tmp_path / "api", "git@github.com:acme/api.git")
+    vault = Vault(make_vault().root, auto_sync=True)
+    wanted = vault.add(NewMemory(API_DEPLOY, title="Api deploy rule", project="github.com/acme/api")).id
+    memvault("--vault", str(vault.root), "install", "claude-code", "--scope", "project", cwd=api)
+    assert not (isolated_env / ".claude").exists()
+    settings = json.loads((api / ".claude" / "settings.json").read_text())
+    assert json.loads((api / ".mcp.json").read_text())["mcpServers"]["memvault"]["args"][-1] == "mcp"
+    command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, cwd=api, timeout=120,
+                          input=json.dumps({"session_id": "p1", "cwd": str(api), "hook_event_name": "SessionStart",
+                                            "source": "startup", "transcript_path": str(tmp_path / "t.jsonl")}))
+    assert done.returncode == 0 and wanted in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_codex_install_and_uninstall_through_the_command(tmp_path: Path, isolated_env: Path,
+                                                         make_vault: Callable[..., Vault],
+                                                         make_checkout: Callable[..., Path]) -> None:
+    api = make_checkout(tmp_path / "api", "git@github.com:acme/api.git")
+    vault = Vault(make_vault().root, auto_sync=True)
+    wanted = vault.add(NewMemory(API_DEPLOY, title="Api deploy rule", project="github.com/acme/api",
+                                 paths=("deploy/**",))).id
+    codex_home = tmp_path / "codex"
+    env = {**os.environ, "CODEX_HOME": str(codex_home)}
+    run = [sys.executable, "-m", "vault_engine", "--vault", str(vault.root), "install", "codex"]
+    done = subprocess.run(run, capture_output=True, text=True, cwd=api, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    import tomllib
+
+    server = tomllib.loads((codex_home / "config.toml").read_text())["mcp_servers"]["memvault"]
+    assert server["args"][-3:] == ["--vault", str(vault.root), "mcp"]
+    assert wanted in (api / "AGENTS.md").read_text()
+    undone = subprocess.run([*run, "--uninstall"], capture_output=True, text=True, cwd=api, env=env, timeout=120)
+    assert undone.returncode == 0 and not (api / "AGENTS.md").exists()
+    assert not (codex_home / "config.toml").exists()

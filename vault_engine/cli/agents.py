@@ -73,7 +73,7 @@ def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall
         from ..context.project import identify
 
         key = identify(project).key
-        return build(vault, TaskRequest("Work on this project", project=key), record=False).markdown
+        return build(vault, TaskRequest("Work on this project", project=key, overview=True), record=False).markdown
 
     env = environment()
     target = Target(agent, scope, Path(env.home or Path.home()), project, vault.root,

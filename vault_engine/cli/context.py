@@ -71,10 +71,12 @@ def export() -> None:
 @click.option("--path", help="Matched against path selectors.")
 @click.option("--project", help="Project key (default: the current repository's).")
 @click.option("--budget", type=click.IntRange(0, None), help="Most characters (default: context.budget_chars).")
+@click.option("--overview", is_flag=True, help="Every current memory of the project may apply (what an agent "
+                                               "reading the file at its start should know; memvault install codex).")
 @common
 @click.pass_obj
 def export_agents_md(settings: Settings, file: str, task: str, path: str | None, project: str | None,
-                     budget: int | None) -> None:
+                     budget: int | None, overview: bool) -> None:
     """Put the context manifest in a marked block of FILE, replacing only that block.
 
     \b
@@ -89,7 +91,8 @@ def export_agents_md(settings: Settings, file: str, task: str, path: str | None,
         from ..context.project import identify
 
         key = identify(Path.cwd()).key
-    manifest = build(settings.open_vault(), TaskRequest(task, path=path, project=key, budget=budget), record=False)
+    manifest = build(settings.open_vault(), TaskRequest(task, path=path, project=key, budget=budget, overview=overview),
+                     record=False)
     changed = write_agents_file(Path(file), manifest.markdown)
     data = {"file": file, "changed": changed, "ids": manifest.ids, "used": manifest.used, "budget": manifest.budget}
     emit(settings, data, lambda: click.echo(f"{'updated' if changed else 'unchanged'} {file}: {describe(manifest)}"))
