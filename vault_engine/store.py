@@ -374,10 +374,19 @@ def folder_for(memory: Memory) -> str:
     return f"{base}/global"
 
 
+ID_SUFFIX = 6  # characters of the id's random end a new file name carries
+
+
 def choose_path(root: Path, folder: str, memory: Memory, taken: set[str] | None = None) -> str:
-    """A free, readable file path for ``memory`` inside ``folder``."""
+    """A free, readable file path for ``memory`` inside ``folder``: its title's slug and the last
+    :data:`ID_SUFFIX` characters of its id (``deploy-notes-5gbmp3.md``).
+
+    The id's end makes two memories of one title, written on two machines that share the vault
+    through git, two files, never one path both sides add (which git cannot merge).  A file keeps
+    its name for life: existing files are never renamed to this pattern.
+    """
     stem = slugify(memory.title)
-    candidates = [stem, f"{stem}-{memory.id[-6:]}", f"{stem}-{memory.id.replace('.', '-')}"]
+    candidates = [f"{stem}-{memory.id[-ID_SUFFIX:]}", f"{stem}-{memory.id.replace('.', '-')}"]
     for candidate in candidates:
         rel = f"{folder}/{candidate}.md"
         if (taken is None or rel not in taken) and not (root / rel).exists():

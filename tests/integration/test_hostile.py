@@ -152,7 +152,7 @@ def test_a_trashed_memory_naming_a_place_outside_is_restored_inside(live: Vault,
         "trashed_at: 2026-11-01T00:00:00Z\n---\nA memory in the trash.\n", encoding="utf-8")
     live.restore("m-crafted")
     entry = live.entry("m-crafted")
-    assert not entry.in_trash and entry.path == "memories/global/crafted.md"
+    assert not entry.in_trash and entry.path == "memories/global/crafted-rafted.md"  # its slug and id's end
     assert outside(tmp_path, live.root) == around
 
 

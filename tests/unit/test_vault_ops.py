@@ -48,7 +48,7 @@ def journal_kinds(vault: Vault, memory_id: str | None = None) -> list[str]:
 
 def test_add_explicit_starts_proven_with_defaults(vault: Vault) -> None:
     result = vault.add(NewMemory("Tests use pytest fixtures. Never unittest setUp.\nMore detail here."))
-    assert result.created and result.path == "memories/global/tests-use-pytest-fixtures.md"
+    assert result.created and result.path == f"memories/global/tests-use-pytest-fixtures-{result.id[-6:]}.md"
     m = get(vault, result.id)
     assert (m.authority, m.lifecycle, m.scope, m.tier, m.recall, m.type) == (
         "explicit", "proven", "global", "cold", "active", "fact")
@@ -68,7 +68,7 @@ def test_add_explicit_title_and_summary(vault: Vault) -> None:
     result = vault.add(NewMemory("Body text.", title="My title", summary="My summary", trigger="When x"))
     m = get(vault, result.id)
     assert (m.title, m.summary, m.trigger) == ("My title", "My summary", "When x")
-    assert result.path == "memories/global/my-title.md"
+    assert result.path == f"memories/global/my-title-{result.id[-6:]}.md"
 
 
 def test_add_core_profile_goes_to_profile_hot_passive(vault: Vault) -> None:
@@ -80,7 +80,7 @@ def test_add_core_profile_goes_to_profile_hot_passive(vault: Vault) -> None:
 
 def test_add_project_memory_goes_to_project_folder(vault: Vault) -> None:
     result = vault.add(NewMemory("Use ruff", project="github.com/acme/api"))
-    assert result.path == "memories/projects/github.com-acme-api/use-ruff.md"
+    assert result.path == f"memories/projects/github.com-acme-api/use-ruff-{result.id[-6:]}.md"
     m = get(vault, result.id)
     assert (m.scope, m.project) == ("project", "github.com/acme/api")
 

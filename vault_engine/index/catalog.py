@@ -19,7 +19,7 @@ from typing import Any
 
 from ..format.memory import Memory, memory_text, text_digest
 from ..retrieval.threads import Turn, thread_of, turn_text
-from ..store import Entry
+from ..store import ID_SUFFIX, Entry
 from .derived import gist
 from .guard import IndexDb, stale_on_error
 
@@ -255,6 +255,11 @@ class Catalog(IndexDb):
                 "ORDER BY (id = ?) DESC, (status = 'active') DESC, id LIMIT 1",
                 (key, key, key if key.endswith(".md") else key + ".md", f"%/{stem}.md", key),
             ).fetchone()
+            if found is None:  # a file named with its id's end (``release-day-a3991s.md``) by its slug
+                found = next((row for row in self._db.execute(
+                    "SELECT id, path FROM memories WHERE path LIKE ? ORDER BY (status = 'active') DESC, id",
+                    (f"%/{stem}-{'_' * ID_SUFFIX}.md",)) if row[1].endswith(f"/{stem}-{row[0][-ID_SUFFIX:]}.md")),
+                    None)
             if found:
                 out[target] = str(found[0])
         return out

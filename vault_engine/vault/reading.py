@@ -140,6 +140,9 @@ def resolve_links(vault: Vault, memory: Memory, scan: Scan) -> list[dict[str, st
     for entry in scan.active():
         stem = entry.path.rsplit("/", 1)[-1][:-3]
         by_key.setdefault(stem.lower(), entry.memory.id)
+        suffix = f"-{entry.memory.id[-store.ID_SUFFIX:]}"
+        if stem.endswith(suffix):  # a file named with its id's end answers to its slug too
+            by_key.setdefault(stem[: -len(suffix)].lower(), entry.memory.id)
         by_key.setdefault(entry.memory.title.lower(), entry.memory.id)
     out = []
     for link in memory.links:
