@@ -24,7 +24,6 @@ import difflib
 import json
 import re
 import shlex
-import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,14 +67,6 @@ class FileChange:
                            else "remove" if self.after is None else "update")}
 
 
-def memvault_command() -> list[str]:
-    """How the agent should run memvault: this installation's ``memvault`` script, else ``python -m``."""
-    script = Path(sys.argv[0])
-    if script.name == "memvault" and script.is_file():
-        return [str(script.resolve())]
-    return [sys.executable, "-m", "vault_engine"]
-
-
 @dataclass(frozen=True, slots=True)
 class Target:
     """Where and for what to install."""
@@ -85,7 +76,7 @@ class Target:
     home: Path
     project: Path  # the project folder (the current folder)
     vault: Path
-    command: tuple[str, ...]  # the memvault command (see :func:`memvault_command`)
+    command: tuple[str, ...]  # the memvault command (see :func:`vault_engine.invocation.memvault_command`)
     codex_home: str | None = None
     agents_md: Callable[[], str] | None = None  # the AGENTS.md block's body (Codex), made when needed
 

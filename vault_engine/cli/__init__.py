@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import click
 
 COMMANDS = ("admin", "agents", "context", "documents", "governance", "ingest", "memories", "project", "reflect",
-            "search", "servers", "watch")
+            "search", "servers", "sharing", "watch")
 
 __all__ = ["cli", "main"]
 

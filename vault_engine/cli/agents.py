@@ -63,7 +63,8 @@ def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall
         memvault install claude-code
         memvault install codex --uninstall
     """
-    from ..agents.install import Target, apply, memvault_command, plan
+    from ..agents.install import Target, apply, plan
+    from ..invocation import memvault_command
 
     vault = settings.open_vault()
     project = Path.cwd()

@@ -71,6 +71,13 @@ def derived_event_id(*parts: str) -> str:
     return EVENT_PREFIX + _encode(int.from_bytes(digest[:16], "big"), 26)
 
 
+def derived_memory_id(*parts: str) -> str:
+    """A stable memory id for ``parts`` (``m-`` + 26 base32 characters of their sha256): two machines
+    that derive a memory from the same parts (a merge's conflict version) name it alike."""
+    digest = hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).digest()
+    return MEMORY_PREFIX + _encode(int.from_bytes(digest[:16], "big"), 26)
+
+
 def is_valid_id(value: str) -> bool:
     """Whether ``value`` is usable as a memory id (safe, lowercase, no path parts)."""
     # fullmatch: with match() the "$" would also accept a trailing newline

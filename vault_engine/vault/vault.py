@@ -71,6 +71,11 @@ class Vault:
         """
         root = store.discover(explicit)
         config = config_mod.load(root)
+        # A fresh clone of a shared vault: git's merge drivers are registered on the first command.
+        from ..invocation import memvault_command
+        from ..sharing.drivers import ensure_registered
+
+        ensure_registered(root, memvault_command())
         return cls(root, config, auto_sync=auto_sync and config.vault.auto_sync, progress=progress)
 
     def embedder(self) -> Embedder:
