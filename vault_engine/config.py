@@ -160,6 +160,12 @@ class ServerSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class GitSettings:
+    sync_every_minutes: float = 0.0  # `memvault watch` runs `memvault git sync` this often (0: never)
+    remote: str = "origin"
+
+
+@dataclass(frozen=True, slots=True)
 class VaultConfig:
     """Every setting of a vault; immutable once loaded."""
 
@@ -175,6 +181,7 @@ class VaultConfig:
     ingest: IngestSettings = field(default_factory=IngestSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    git: GitSettings = field(default_factory=GitSettings)
 
 
 @dataclass(frozen=True, slots=True)

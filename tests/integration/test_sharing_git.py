@@ -42,6 +42,7 @@ def clones(tmp_path: Path) -> tuple[Path, Path, Path]:
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     a = tmp_path / "a"
     memvault(tmp_path, "init", str(a))
+    memvault(a, "sync")  # writes the index page, committed with the vault
     git(a, "checkout", "-q", "-b", "main")
     commit_all(a, "a vault")
     git(a, "remote", "add", "origin", str(remote))
@@ -258,3 +259,30 @@ def test_three_machines_with_every_kind_of_change_converge_in_every_order(tmp_pa
         trees.add(git(where, "rev-parse", "HEAD^{tree}"))
     assert len(trees) == 1 and currents[0] == currents[1] == currents[2]
     assert replays[0] == replays[1] == replays[2]
+
+
+def test_watch_runs_git_sync_on_its_schedule(clones: tuple[Path, Path, Path]) -> None:
+    remote, _, b = clones
+    added = memvault(b, "add", "The nightly job prunes build caches older than a week.").stdout.strip()
+    env = {**os.environ, "MEMVAULT_GIT_SYNC_EVERY_MINUTES": "0.02", "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    proc = subprocess.Popen([sys.executable, "-m", "vault_engine", "--vault", str(b), "--json", "watch"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=b, env=env)
+    import threading
+
+    deadline = threading.Timer(90, proc.kill)  # a watch that never syncs fails the test, never hangs it
+    deadline.start()
+    try:
+        assert proc.stdout is not None
+        events = []
+        for line in proc.stdout:
+            events.append(json.loads(line))
+            if events[-1].get("event") == "git":
+                break
+    finally:
+        deadline.cancel()
+        proc.terminate()
+        proc.wait(30)
+    shared = events[-1]
+    assert shared["event"] == "git" and shared["pushed"] and shared["committed"] >= 1
+    assert added in git(remote, "log", "-p", "main")

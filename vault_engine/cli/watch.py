@@ -51,6 +51,8 @@ def update_json(update: WatchUpdate) -> dict[str, Any]:
                             "changes": update.changes, "seconds": round(update.seconds, 4)}
     if update.error is not None:
         return {**data, "error": update.error.one_line(), "retry_in": update.retry_in}
+    if update.shared is not None:
+        return {**data, "event": "git", **update.shared.to_json()}
     if update.learned is not None:
         return {**data, "event": "learn", "episodes": update.learned.episodes, "pending": update.learned.pending,
                 "learned": update.learned.learned, "problems": list(update.learned.problems)}
@@ -74,7 +76,7 @@ def _print(settings: Settings, update: WatchUpdate) -> None:
     elif update.report is not None and (update.changed or update.trigger == "start"):
         report = update.report
         click.echo(f"synced: {report.plan.summary()}; {report.embedded} texts embedded ({update.seconds:.2f}s)")
-    if update.error is not None and update.trigger in ("maintain", "learn"):
+    if update.error is not None and update.trigger in ("maintain", "learn", "git"):
         click.echo(f"warning: {update.trigger} failed: {update.error.one_line()}", err=True)
     elif update.error is not None:
         click.echo(f"warning: sync failed: {update.error.one_line()}; retrying in {update.retry_in:g}s", err=True)
@@ -89,6 +91,13 @@ def _print(settings: Settings, update: WatchUpdate) -> None:
                        f"changes ({learned.pending} turns still buffered)")
         for line in learned.problems:
             click.echo(f"warning: {line}", err=True)
+    if update.shared is not None and not settings.as_json:
+        shared = update.shared
+        click.echo(f"git sync: {shared.committed} files committed, {shared.merged} commits merged"
+                   + (", pushed" if shared.pushed else "") + f" ({update.seconds:.2f}s)")
+        if shared.conflicts:
+            click.echo(f"warning: git could not merge {', '.join(shared.conflicts)}; resolve them and commit",
+                       err=True)
     if update.maintenance is not None and not settings.as_json:
         counts = ", ".join(f"{k} {v}" for k, v in update.maintenance.counts().items()) or "nothing to do"
         click.echo(f"maintained ({update.reason}): {counts} ({update.seconds:.2f}s)")

@@ -33,6 +33,7 @@ from ..errors import InvalidInput, VaultError
 
 if TYPE_CHECKING:
     from ..governance.maintain import MaintainReport
+    from ..sharing.gitsync import GitSyncResult
     from ..vault import Vault
     from .embedder import Embedder
     from .sync import SyncReport
@@ -102,6 +103,7 @@ class WatchUpdate:
     maintenance: MaintainReport | None = None  # set when the update is a scheduled `maintain`
     learned: LearnReport | None = None  # set when the update is a scheduled learning step
     reason: str | None = None  # why `maintain` ran: "schedule" or "changes"
+    shared: GitSyncResult | None = None  # set when the update is a scheduled `git sync`
 
     @property
     def changed(self) -> bool:
@@ -124,7 +126,8 @@ def watch(
 ) -> None:
     """Sync ``vault`` now and after every batch of file changes, until ``stop_event`` is set;
     run ``maintain`` on schedule (``watch.maintain_every_hours``) and after large batches
-    (``watch.maintain_after_changes`` changed files since the last run).
+    (``watch.maintain_after_changes`` changed files since the last run); run ``git sync`` on
+    schedule (``git.sync_every_minutes``) for a vault shared through git.
 
     Args:
         vault: the open vault.
@@ -164,6 +167,7 @@ def watch(
         for batch in batches:
             if stop.is_set():
                 break
+            state.tick()
             trigger = state.trigger(batch)
             if trigger is None:
                 continue
@@ -191,10 +195,22 @@ class _Watching:
     changed_since_maintain: int = 0
     learn_every: float = 0.0
     next_learn: float = 0.0
+    share_every: float = 0.0
+    next_share: float = 0.0
 
     def __post_init__(self) -> None:
         self.learn_every = self.vault.config.watch.learn_every_minutes * 60
         self.next_learn = time.monotonic() + self.learn_every
+        self.share_every = self.vault.config.git.sync_every_minutes * 60
+        self.next_share = time.monotonic() + self.share_every
+
+    def tick(self) -> None:
+        """On every batch and every quiet tick: ``git sync`` when it is due (``git.sync_every_minutes``)."""
+        if self.share_every > 0 and self.started and time.monotonic() >= self.next_share and not self.stop.is_set():
+            self.next_share = time.monotonic() + self.share_every
+            update = _share(self.vault)
+            if update.error is not None or (update.shared is not None and update.shared.changed):
+                self.on_report(update)
 
     def trigger(self, batch: set[tuple[Change, str]]) -> str | None:
         """Why this batch (or tick) runs a sync: "start", "changes" or "retry"; None: it does not."""
@@ -298,6 +314,18 @@ def learn(vault: Vault) -> WatchUpdate:
             problems.append(f"reflect: {exc.one_line()}")
     report = LearnReport(episodes, pending, learned, tuple(problems))
     return WatchUpdate("learn", 0, time.perf_counter() - begin, learned=report)
+
+
+def _share(vault: Vault) -> WatchUpdate:
+    """One scheduled ``memvault git sync`` (see :mod:`vault_engine.sharing.gitsync`)."""
+    from ..sharing.gitsync import git_sync
+
+    begin = time.perf_counter()
+    try:
+        result = git_sync(vault, remote=vault.config.git.remote)
+    except VaultError as exc:
+        return WatchUpdate("git", 0, time.perf_counter() - begin, error=exc)
+    return WatchUpdate("git", 0, time.perf_counter() - begin, shared=result)
 
 
 def _maintain(vault: Vault, model: Embedder, reason: str) -> WatchUpdate:

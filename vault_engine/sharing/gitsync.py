@@ -83,6 +83,7 @@ def git_sync(vault: Vault, *, remote: str = "origin") -> GitSyncResult:
     result.committed = _commit(root, f"memvault: {{n}} changes from {socket.gethostname()}")
     branch = _git(root, "rev-parse", "--abbrev-ref", "HEAD").strip()
     if remote not in _git(root, "remote").split():
+        _reconcile(vault, result, None)  # a merge made by hand (git pull) is settled all the same
         result.seconds = time.perf_counter() - started
         return result
     try:
@@ -109,11 +110,11 @@ def git_sync(vault: Vault, *, remote: str = "origin") -> GitSyncResult:
                 _git(root, "commit", "-q", "--no-edit", "--no-verify")
             result.merged = behind
             result.committed += _commit(root, "memvault: versions kept beside memories the merge changed ({n})")
-            result.reconciled = reconcile(vault)
-            result.committed += _commit(root, "memvault: the merge reconciled ({n})")
-            changed = _git(root, "diff", "--relative", "--name-only", before, "HEAD", "--", ".").split()
-            result.reindexed = vault.sync(paths=[p for p in changed if p.endswith(".md")]).parsed
-            result.committed += _commit(root, "memvault: index pages after the merge ({n})")
+            _reconcile(vault, result, before)
+        else:
+            _reconcile(vault, result, None)
+    else:
+        _reconcile(vault, result, None)
     ahead = int(_git(root, "rev-list", "--count", f"{upstream}..HEAD").strip() or 0) if has_upstream else 1
     if ahead:
         try:
@@ -124,6 +125,20 @@ def git_sync(vault: Vault, *, remote: str = "origin") -> GitSyncResult:
         result.pushed = True
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _reconcile(vault: Vault, result: GitSyncResult, before: str | None) -> None:
+    """Settle what only the whole vault shows (:mod:`.reconcile`), re-index what the merge since
+    ``before`` (a commit; None: no merge here) and the reconciliation changed, commit both."""
+    root = vault.root
+    result.reconciled = reconcile(vault)
+    result.committed += _commit(root, "memvault: the merge reconciled ({n})")
+    if before is None:  # whatever a pull by hand changed: the stat cache finds it
+        result.reindexed = vault.sync().parsed
+    else:
+        changed = _git(root, "diff", "--relative", "--name-only", before, "HEAD", "--", ".").split()
+        result.reindexed = vault.sync(paths=[p for p in changed if p.endswith(".md")]).parsed
+    result.committed += _commit(root, "memvault: index pages after the merge ({n})")
 
 
 def _unmerged(root: Path) -> dict[str, str]:
