@@ -18,7 +18,7 @@ DEPLOY = "Deploys run from the main branch with make release."
 MAINTAIN_KEYS = {"dry_run", "actions", "counts", "events", "seconds", "notice", "settled"}
 ACTION_KEYS = {"kind", "memory", "reason", "related", "changes", "trash", "create", "purge", "remove"}
 AUDIT_KEYS = {"hot", "hot_chars", "hot_budget", "tiers", "trash", "next_expiry", "episodes_uncompacted",
-              "compaction_limit", "planned", "plan", "invalid", "index", "counts", "counts_ok"}
+              "compaction_limit", "planned", "plan", "invalid", "index", "counts", "counts_ok", "conflicts"}
 ROW_KEYS = {"id", "title", "type", "nature", "age_days", "value", "chars", "protected", "plan"}
 
 

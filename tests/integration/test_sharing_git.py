@@ -286,3 +286,65 @@ def test_watch_runs_git_sync_on_its_schedule(clones: tuple[Path, Path, Path]) ->
     shared = events[-1]
     assert shared["event"] == "git" and shared["pushed"] and shared["committed"] >= 1
     assert added in git(remote, "log", "-p", "main")
+
+
+def test_audit_lists_conflict_versions_maintain_leaves_them_and_rollback_swaps(
+        clones: tuple[Path, Path, Path]) -> None:
+    _, a, b = clones
+    shared = memvault(a, "add", "Deploys of the api run from main after the CI passes.",
+                      "--title", "Deploy notes").stdout.strip()
+    corrected = memvault(a, "add", "The cache warms in five minutes.", "--title", "Cache warm-up").stdout.strip()
+    assert run(a, "git", "sync").returncode == 0
+    assert run(b, "git", "sync").returncode == 0
+    path = Vault(a).find(shared).path
+    for where, body in ((a, "Deploys of the api run from the release branch."),
+                        (b, "Deploys of the api run from tags only.")):
+        text = (where / path).read_text()
+        (where / path).write_text(text.replace("Deploys of the api run from main after the CI passes.", body))
+    memvault(a, "correct", corrected, "The cache warms in ten minutes.")
+    memvault(b, "correct", corrected, "The cache warms in two minutes.")
+    for where in (a, b, a):
+        assert run(where, "git", "sync").returncode == 0
+    vault = Vault(a)
+    versions = {e.memory.extra["conflict_of"]: e.memory for e in vault.scan().active()
+                if "conflict_of" in e.memory.extra}
+    assert shared in versions and len(versions) == 2
+    report = json.loads(memvault(a, "--json", "audit").stdout)
+    assert len(report["conflicts"]) == 2 and any(versions[shared].id in line for line in report["conflicts"])
+    plan = json.loads(memvault(a, "--json", "maintain", "--dry-run").stdout)
+    assert not any(v.id in json.dumps(plan) for v in versions.values())
+    # A body conflict: the texts change places, and back again.
+    before = vault.find(shared).memory.body
+    memvault(a, "rollback", versions[shared].id)
+    assert Vault(a).find(shared).memory.body == versions[shared].body
+    assert Vault(a).find(versions[shared].id).memory.body == before
+    memvault(a, "rollback", versions[shared].id)
+    assert Vault(a).find(shared).memory.body == before
+    # Two corrections: the conflicting one becomes current, the other the conflicting version.
+    loser = next(m for k, m in versions.items() if k != shared)
+    winner_id = loser.extra["conflict_of"]
+    memvault(a, "rollback", loser.id)
+    after = Vault(a)
+    assert "conflict_of" not in after.find(loser.id).memory.extra
+    assert after.find(winner_id).memory.extra["conflict_of"] == loser.id
+    assert after.find(corrected).memory.superseded_by == loser.id
+    assert run(a, "git", "sync").returncode == 0 and run(b, "git", "sync").returncode == 0
+    assert Vault(b).find(corrected).memory.superseded_by == loser.id  # the swap travels too
+
+
+def test_a_merge_undone_on_one_machine_is_not_redone_by_anothers_maintain(clones: tuple[Path, Path, Path]) -> None:
+    _, a, b = clones
+    for name, text in (("deploys", "Deploys run from the main branch with make release."),
+                       ("deploys-again", "Deploys run from the main branch with make release, always.")):
+        (a / "memories" / "global" / f"{name}.md").write_text(
+            f"---\nid: m-{name}\ntitle: Deploys\ntype: fact\n---\n{text}\n", encoding="utf-8")
+    assert run(a, "git", "sync").returncode == 0
+    assert run(b, "git", "sync").returncode == 0
+    merged = json.loads(memvault(a, "--json", "maintain").stdout)
+    event = next(e for e, action in zip(merged["events"], merged["actions"], strict=True) if action["kind"] == "merge")
+    memvault(a, "rollback", "--event", event)
+    assert run(a, "git", "sync").returncode == 0
+    assert run(b, "git", "sync").returncode == 0
+    again = json.loads(memvault(b, "--json", "maintain", "--dry-run").stdout)
+    assert "merge" not in again["counts"]
+    assert {e.memory.id for e in Vault(b).scan().active()} >= {"m-deploys", "m-deploys-again"}

@@ -73,5 +73,9 @@ def audit(settings: Settings) -> None:
         click.echo(f"invalid files: {len(report.invalid)}")
         for line in report.invalid:
             click.echo(f"  {line}")
+        if report.conflicts:
+            click.echo(f"conflicting versions to settle: {len(report.conflicts)}")
+            for line in report.conflicts:
+                click.echo(f"  {line}")
 
     emit(settings, asdict(report), human)

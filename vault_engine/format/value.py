@@ -30,6 +30,9 @@ ALWAYS_WRITTEN = frozenset({
     "importance", "summary", "trigger", "tags",
 })
 LIST_KEYS = ("paths", "tasks", "operations", "phases", "tags", "links")
+# A key of the memory's own (kept in ``extra``): this memory is the version of ``<id>`` that lost
+# a merge (both machines of a shared vault changed it differently), kept for a person to settle.
+CONFLICT_OF = "conflict_of"
 DATETIME_KEYS = ("last_applied", "created", "updated", "trashed_at", "expires_at")
 MAX_HEADER_CHARS = 256 * 1024
 # Counts beyond this are not counts: the indexes (SQLite) and JSON readers (the plugin) keep up to here exactly.

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..config import VaultConfig
 from ..format.memory import Memory
+from ..format.value import CONFLICT_OF
 from ..store import Entry, Scan
 
 # The fields governance may change on an existing memory, and their Python types.
@@ -177,8 +178,10 @@ class View:
         return cls(active, paths, trashed, now, config, dict(scan.duplicates), dict(scan.entries), root, vetoes)
 
     def governed(self) -> Iterator[Memory]:
-        """Active memories governance may change: not plain notes, not superseded."""
-        return (m for m in self.active.values() if not m.plain and m.lifecycle != "superseded")
+        """Active memories governance may change: not plain notes, not superseded, not the conflict
+        version a merge kept for a person to settle."""
+        return (m for m in self.active.values()
+                if not m.plain and m.lifecycle != "superseded" and CONFLICT_OF not in m.extra)
 
     def after(self, actions: Iterable[Action]) -> View:
         """The view once ``actions`` are applied (pure: ``self`` is unchanged)."""

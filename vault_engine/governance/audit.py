@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import store
 from ..clock import now as clock
+from ..format.value import CONFLICT_OF
 from .actions import Action, View
 from .classify import age_days, ceil_days, is_protected, nature, resident_chars, retire_in_days, value
 from .compaction import uncompacted
@@ -57,6 +58,7 @@ class Audit:
     index: str
     counts: dict[str, int | None] = field(default_factory=dict)
     counts_ok: bool = True
+    conflicts: list[str] = field(default_factory=list)  # conflict versions a merge kept, to settle
 
 
 def _plan_for(memory_id: str, actions: list[Action], memory_nature: str, retire_days: float | None,
@@ -139,4 +141,16 @@ def audit(vault: Governed, *, now: datetime | None = None) -> Audit:
         index=freshness(vault.root)[1],
         counts=counts,
         counts_ok=ok,
+        conflicts=_conflicts(view),
     )
+
+
+def _conflicts(view: View) -> list[str]:
+    """One line per conflict version a merge kept beside a memory (see :mod:`vault_engine.sharing`)."""
+    out = []
+    for memory in sorted(view.active.values(), key=lambda m: m.id):
+        current = memory.extra.get(CONFLICT_OF)
+        if isinstance(current, str):
+            out.append(f"{memory.id} is a conflicting version of {current} ({memory.title}): keep one "
+                       f"(memvault forget {memory.id}) or swap them (memvault rollback {memory.id})")
+    return out

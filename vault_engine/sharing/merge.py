@@ -50,7 +50,7 @@ from typing import Any
 from ..errors import VaultError
 from ..format.ids import derived_memory_id
 from ..format.memory import ParsedFile, parse, render
-from ..format.value import Memory
+from ..format.value import CONFLICT_OF, Memory
 
 SET_FIELDS = ("tags", "links", "paths", "tasks", "operations", "phases", "evidence")
 COUNTER_FIELDS = ("proof_count", "applied")
@@ -115,7 +115,7 @@ class MemoryMerge:
     clean: bool = True  # False: merged as plain text and conflict markers remain
 
 
-CONFLICT_KEY = "conflict_of"  # a conflict version's frontmatter key: the id of the memory it lost to
+CONFLICT_KEY = CONFLICT_OF  # a conflict version's frontmatter key: the id of the memory it lost to
 
 
 def merge_memory(base: str, ours: str, theirs: str, path: str = "<memory>") -> MemoryMerge:

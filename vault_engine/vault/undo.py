@@ -6,6 +6,7 @@ from datetime import datetime
 
 from ..clock import now
 from ..errors import InvalidInput, NothingToUndo
+from ..format.value import CONFLICT_OF
 from ..journal import Event, feedback_superseded, governed_ids
 from ..store import Scan
 from .ports import Open as Vault
@@ -17,7 +18,10 @@ def rollback(vault: Vault, memory_id: str | None = None, *, event_id: str | None
     """Undo the last correct, forget, superseding feedback or governance action of ``memory_id``
     (or exactly the journal event ``event_id``).
 
-    A correction is undone from either of its versions; a feedback that
+    A conflicting version a shared vault's merge kept (``conflict_of``) is swapped with the
+    current one instead: its text becomes current, and the other is kept as the conflicting
+    version (rolling it back again swaps back).  A correction is undone from either of its
+    versions; a feedback that
     superseded an inferred memory gets its earlier lifecycle back (its
     counters stay: the outcome was reported); a governance action (a merge,
     supersession, tier move, link, tag rewrite, decay or compaction) is
@@ -25,6 +29,10 @@ def rollback(vault: Vault, memory_id: str | None = None, *, event_id: str | None
     """
     stamp = now()
     with vault.transaction() as tx:
+        if memory_id is not None and event_id is None:
+            swapped = _swap_conflict(vault, tx, memory_id, stamp)
+            if swapped is not None:
+                return swapped
         events = list(vault.journal.events())
         memory_id, target = _target(events, memory_id, event_id)
         scan = vault.scan()
@@ -42,6 +50,39 @@ def rollback(vault: Vault, memory_id: str | None = None, *, event_id: str | None
         event = Event("rollback", memory_id, {"undoes": target.id, "kind": target.kind})
         tx.record(event)
     return ChangeResult(result.action, result.id, result.path, result.related, event.id)
+
+
+SUFFIX = " (conflicting version)"
+
+
+def _swap_conflict(vault: Vault, tx: Transaction, memory_id: str, stamp: datetime) -> ChangeResult | None:
+    """Swap a conflicting version with the memory it lost to; None when ``memory_id`` is no conflict version."""
+    scan = vault.scan()
+    entry = scan.entries.get(memory_id)
+    current_id = entry.memory.extra.get(CONFLICT_OF) if entry is not None and not entry.in_trash else None
+    current = scan.entries.get(current_id) if isinstance(current_id, str) else None
+    if entry is None or current is None or current.in_trash:
+        return None
+    loser, winner = entry.memory, current.memory
+    if loser.supersedes and loser.supersedes == winner.supersedes:  # two corrections of one memory
+        extra = {k: v for k, v in loser.extra.items() if k != CONFLICT_OF}
+        tx.write(entry.path, loser.replace(title=loser.title.removesuffix(SUFFIX), extra=extra, updated=stamp),
+                 entry.parsed)
+        tx.write(current.path, winner.replace(title=winner.title + SUFFIX, extra={**winner.extra,
+                                                                                 CONFLICT_OF: loser.id},
+                                              updated=stamp), current.parsed)
+        old = scan.entries.get(loser.supersedes)
+        if old is not None:
+            tx.write(old.path, old.memory.replace(superseded_by=loser.id), old.parsed)
+    else:  # one memory changed two ways: the texts change places
+        content = ("body", "summary", "trigger")
+        tx.write(current.path, winner.replace(updated=stamp, **{k: getattr(loser, k) for k in content}),
+                 current.parsed)
+        tx.write(entry.path, loser.replace(updated=stamp, **{k: getattr(winner, k) for k in content}),
+                 entry.parsed)
+    event = Event("conflict-swap", memory_id, {"current": winner.id})
+    tx.record(event)
+    return ChangeResult("swapped", winner.id, current.path, related=loser.id, event=event.id)
 
 
 def _target(events: list[Event], memory_id: str | None, event_id: str | None) -> tuple[str, Event]:
