@@ -259,6 +259,9 @@ def test_three_machines_with_every_kind_of_change_converge_in_every_order(tmp_pa
         trees.add(git(where, "rev-parse", "HEAD^{tree}"))
     assert len(trees) == 1 and currents[0] == currents[1] == currents[2]
     assert replays[0] == replays[1] == replays[2]
+    # The purge stays in force on every machine: the text is not learned again.
+    again = run(c, "add", "The staging password rotates every Monday at 09:00.")
+    assert again.returncode != 0 and "forgotten" in again.stderr
 
 
 def test_watch_runs_git_sync_on_its_schedule(clones: tuple[Path, Path, Path]) -> None:
@@ -348,3 +351,20 @@ def test_a_merge_undone_on_one_machine_is_not_redone_by_anothers_maintain(clones
     again = json.loads(memvault(b, "--json", "maintain", "--dry-run").stdout)
     assert "merge" not in again["counts"]
     assert {e.memory.id for e in Vault(b).scan().active()} >= {"m-deploys", "m-deploys-again"}
+
+
+def test_trash_emptied_on_one_machine_and_restored_on_another_loses_nothing(clones: tuple[Path, Path, Path]) -> None:
+    _, a, b = clones
+    kept = memvault(a, "add", "The on-call rota lives in the team calendar.", "--title", "On-call").stdout.strip()
+    memvault(a, "forget", kept)
+    assert run(a, "git", "sync").returncode == 0
+    assert run(b, "git", "sync").returncode == 0
+    memvault(a, "trash", "empty")
+    memvault(b, "trash", "restore", kept)
+    for where in (a, b, a):
+        done = run(where, "git", "sync")
+        assert done.returncode == 0, done.stderr
+    for where in (a, b):
+        assert conflict_markers(where) == [] and git(where, "status", "--porcelain") == ""
+        entry = Vault(where).find(kept)  # restored on one machine: kept on both
+        assert not entry.in_trash
