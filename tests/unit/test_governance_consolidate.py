@@ -353,6 +353,15 @@ def test_tag_variants_map_to_one_form() -> None:
         assert canon[tag] == tag
 
 
+def test_plurals_of_words_ending_in_e_join_their_singular() -> None:
+    canon = tag_canon(["release", "Releases", "database", "databases", "case", "cases", "class", "classes",
+                       "box", "boxes", "branch", "branches"])
+    assert canon["Releases"] == canon["release"] == "release"
+    assert canon["databases"] == canon["database"] == "database"
+    assert canon["cases"] == "case" and canon["classes"] == "class"
+    assert canon["boxes"] == "box" and canon["branches"] == "branch"
+
+
 def test_short_tags_only_group_by_case_and_plural() -> None:
     canon = tag_canon(["ci", "CI", "cis", "cli", "git", "github", "gits"])
     assert canon == {"ci": "ci", "CI": "ci", "cis": "cis", "cli": "cli", "git": "git", "github": "github",

@@ -196,8 +196,10 @@ def _tag_key(tag: str) -> str:
     key = tag.strip().lower().replace("_", "-").replace(" ", "-")
     if len(key) > 4 and key.endswith("ies"):
         return key[:-3] + "y"
-    if len(key) > 4 and key.endswith(("ses", "xes", "ches", "shes")):
-        return key[:-2]
+    if len(key) > 4 and key.endswith(("sses", "xes", "ches", "shes")):
+        return key[:-2]  # classes, boxes, branches, pushes
+    if len(key) > 4 and key.endswith("ses"):
+        return key[:-1]  # releases, databases, cases: the word itself ends in -se
     if len(key) > 3 and key.endswith("s") and not key.endswith("ss"):
         return key[:-1]
     return key
