@@ -14,7 +14,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 from . import fsio
 from .errors import JournalError
 from .format.ids import new_event_id
-from .format.memory import OUTCOMES
+from .format.memory import OUTCOMES, text_digest, words_digest
 from .format.yamlfmt import format_datetime
 
 log = logging.getLogger(__name__)
@@ -384,12 +384,20 @@ def feedback_superseded(event: Event) -> bool:
 
 
 def forgotten_digests(events: Iterable[Event]) -> dict[str, str]:
-    """Text digests blocked from re-learning, mapped to the purged memory id."""
-    return {
-        str(e.payload["text_sha256"]): e.memory
-        for e in events
-        if e.kind == "purge" and e.payload.get("permanent") and "text_sha256" in e.payload
-    }
+    """Digests blocked from re-learning (each purge's text digest and, since purges record it, its
+    words digest), mapped to the purged memory id; ask it with :func:`forgotten_as`."""
+    out: dict[str, str] = {}
+    for e in events:
+        if e.kind == "purge" and e.payload.get("permanent"):
+            for key in ("text_sha256", "words_sha256"):
+                if key in e.payload:
+                    out[str(e.payload[key])] = e.memory
+    return out
+
+
+def forgotten_as(forgotten: Mapping[str, str], text: str) -> str | None:
+    """The purged memory whose text ``text`` is, by its text or by its words (other punctuation)."""
+    return forgotten.get(text_digest(text)) or forgotten.get(words_digest(text))
 
 
 def governed_ids(event: Event) -> set[str]:

@@ -499,3 +499,17 @@ def test_imported_counters_survive_journal_replay(vault: Vault) -> None:
     memory = vault.entry(result.added[0]).memory
     assert memory.proof_count == 3
     assert memory.applied["used-successfully"] == 2
+
+
+def test_a_permanently_forgotten_sentence_is_not_learned_again_with_other_punctuation(vault: Vault) -> None:
+    from vault_engine.errors import ForgottenContent
+
+    first = vault.add(NewMemory("The staging password rotates every Monday."))
+    vault.forget(first.id, permanent=True)
+    for text in ("The staging password rotates every Monday", "the staging password rotates, every Monday!"):
+        with pytest.raises(ForgottenContent):
+            vault.add(NewMemory(text))
+    imported = vault.import_jsonl([json.dumps({"title": "Rotation", "body": "The staging password rotates "
+                                                                             "every Monday"})], "test")
+    assert not imported.added and imported.errors
+    assert vault.add(NewMemory("The staging password rotates every Tuesday.")).created

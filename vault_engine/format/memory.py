@@ -233,6 +233,16 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
 
 
+_WORDS = re.compile(r"\w+")
+
+
+def words_digest(text: str) -> str:
+    """sha256 of the normalised text's words alone: the same sentence with other punctuation
+    ("... on Mondays." and "... on Mondays") has the same words digest.  What a permanent
+    forget blocks from being learned again."""
+    return hashlib.sha256(" ".join(_WORDS.findall(normalize_text(text))).encode("utf-8")).hexdigest()
+
+
 # The detailed summary the engine caches at the end of a body (see vault_engine/detail.py):
 # "## Detail", a marker naming the digest of the text before it, then the summary.
 DETAIL_HEADING = "## Detail"

@@ -47,7 +47,7 @@ from ..format.memory import Memory, from_fields, memory_text, text_digest
 from ..format.redact import redact_counted
 from ..format.text import clip
 from ..format.yamlfmt import format_datetime
-from ..journal import Event, forgotten_digests
+from ..journal import Event, forgotten_as, forgotten_digests
 from ..llm.base import RECALLS, Digest, Turn
 from .transcripts import FORMATS as FORMATS  # re-exported: what callers of ingest read turns with
 from .transcripts import LABELS, parse_ts, turn_from_record
@@ -333,8 +333,9 @@ class _Compacter:
             stored = next((e for e in scan.active()
                            if e.memory.lifecycle != "superseded" and text_digest(memory_text(e.memory)) == text),
                           None)
-            if text in forgotten:
-                episode = Episode(forgotten[text], "", memory.title, len(turns), action="forgotten")
+            blocked = forgotten_as(forgotten, memory_text(memory))
+            if blocked is not None:
+                episode = Episode(blocked, "", memory.title, len(turns), action="forgotten")
             elif stored is not None:  # written before the buffer was cut (a crash, then a retry)
                 episode = Episode(stored.memory.id, stored.path, stored.memory.title, len(turns),
                                   stored.memory.tags, stored.memory.links, action="existing")

@@ -34,10 +34,10 @@ from .. import store
 from ..clock import now
 from ..errors import ForgottenContent, InvalidInput
 from ..format.ids import new_memory_id
-from ..format.memory import SCOPES, Memory, from_fields, memory_text, text_digest
+from ..format.memory import SCOPES, Memory, from_fields, memory_text
 from ..format.redact import redact, redact_counted
 from ..format.text import PARAGRAPH_BREAK
-from ..journal import Event, forgotten_digests
+from ..journal import Event, forgotten_as, forgotten_digests
 from ..llm.base import RECALLS, Digest, Llm
 from ..store import Scan
 from ..vault import Vault
@@ -300,7 +300,7 @@ def _ingest(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_size: in
         events = list(vault.journal.events())
         forgotten = forgotten_digests(events)
         for memory in memories:
-            blocked = forgotten.get(text_digest(memory_text(memory)))
+            blocked = forgotten_as(forgotten, memory_text(memory))
             if blocked is not None:
                 raise ForgottenContent(f"part {memory.extra[PART_KEY]} of this document was permanently "
                                        f"forgotten ({blocked}); nothing was ingested")

@@ -43,12 +43,12 @@ from .. import fsio, store
 from ..clock import now as clock
 from ..errors import InvalidInput, LlmUnavailable, ReflectionFailed, VaultError
 from ..format.ids import derived_event_id, new_memory_id
-from ..format.memory import OUTCOMES, Memory, memory_text, text_digest
+from ..format.memory import OUTCOMES, Memory, memory_text
 from ..format.redact import redact
 from ..format.text import clip, make_summary
 from ..format.yamlfmt import format_datetime
 from ..governance.actions import Action, Change
-from ..journal import Event
+from ..journal import Event, forgotten_as, forgotten_digests
 from ..llm.base import Delta
 
 if TYPE_CHECKING:
@@ -371,9 +371,7 @@ def _new_version(vault: Vault, old: Entry, delta: Delta, reflection: str, stamp:
     body = redact(delta.text.strip("\n")).rstrip() + "\n"
     if not body.strip():
         raise InvalidInput("the updated text is empty")
-    forgotten = {str(e.payload.get("text_sha256")) for e in vault.journal.events(("purge",))
-                 if e.payload.get("permanent")}
-    if text_digest(body) in forgotten:
+    if forgotten_as(forgotten_digests(vault.journal.events(("purge",))), body) is not None:
         raise InvalidInput("the updated text was permanently forgotten and is not re-learned")
     title = redact(" ".join(delta.title.split())) if delta.title.strip() else old.memory.title
     return old.memory.replace(

@@ -16,7 +16,7 @@ from ..format.kinds import Scope
 from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_digest
 from ..format.redact import redact, redact_data
 from ..format.text import is_one_off, make_summary, make_title
-from ..journal import Event, forgotten_digests
+from ..journal import Event, forgotten_as, forgotten_digests
 from ..store import Entry, Scan
 from .ports import Open as Vault
 from .results import AddResult, ImportResult, NewMemory
@@ -108,11 +108,9 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
     check_learning(vault, memory)
     digest = text_digest(memory_text(memory))
     with vault.transaction() as tx:
-        forgotten = forgotten_digests(vault.journal.events())
-        if digest in forgotten and not allow_forgotten:
-            raise ForgottenContent(
-                f"this text was permanently forgotten ({forgotten[digest]}) and is not re-learned"
-            )
+        blocked = forgotten_as(forgotten_digests(vault.journal.events()), memory_text(memory))
+        if blocked is not None and not allow_forgotten:
+            raise ForgottenContent(f"this text was permanently forgotten ({blocked}) and is not re-learned")
         scan = vault.scan()
         for entry in scan.active():
             if text_digest(memory_text(entry.memory)) == digest and entry.memory.lifecycle != "superseded":
@@ -175,9 +173,10 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
         events: list[Event] = []
         for number, memory in parsed:
             digest = text_digest(memory_text(memory))
-            if digest in forgotten:
+            blocked = forgotten_as(forgotten, memory_text(memory))
+            if blocked is not None:
                 errors.append(ForgottenContent(
-                    f"text was permanently forgotten ({forgotten[digest]}); not imported",
+                    f"text was permanently forgotten ({blocked}); not imported",
                     path=source_name, line=number,
                 ))
                 continue

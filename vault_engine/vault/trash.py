@@ -8,7 +8,7 @@ from .. import store
 from ..clock import now
 from ..errors import InvalidInput, VaultError
 from ..format.ids import new_event_id
-from ..format.memory import memory_text, text_digest
+from ..format.memory import memory_text, text_digest, words_digest
 from ..journal import Event
 from ..store import Entry
 from .ports import Open as Vault
@@ -84,7 +84,8 @@ def forget(vault: Vault, memory_id: str, *, permanent: bool = False) -> ChangeRe
         digest = text_digest(memory_text(entry.memory))
         tx.remove(entry.path)
         vault.journal.scrub({memory_id})
-        event = Event("purge", memory_id, {"permanent": True, "text_sha256": digest})
+        event = Event("purge", memory_id, {"permanent": True, "text_sha256": digest,
+                                           "words_sha256": words_digest(memory_text(entry.memory))})
         tx.record(event)
     return ChangeResult("purged", memory_id, None, event=event.id)
 
