@@ -15,10 +15,14 @@ from vault_engine.vault import Vault
 pytestmark = pytest.mark.slow
 
 
+# Commits need an author; the machine running the tests may have none configured.
+AUTHOR = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+          "GIT_COMMITTER_EMAIL": "t@example.com"}
+
+
 def git(where: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+                          env={**os.environ, **AUTHOR})
     assert done.returncode == 0, f"git {' '.join(args)}: {done.stdout}{done.stderr}"
     return done.stdout
 
@@ -52,6 +56,17 @@ def clones(tmp_path: Path) -> tuple[Path, Path, Path]:
     return remote, a, b
 
 
+def share_one_memory(a: Path, b: Path) -> str:
+    """A memory added on A, pushed, and pulled on B (whose first command registers the drivers)."""
+    shared = memvault(a, "add", "Deploys of the api run from main after the CI passes.",
+                      "--title", "Deploy notes").stdout.strip()
+    commit_all(a, "shared memory")
+    git(a, "push", "-q", "origin", "main")
+    git(b, "pull", "-q", "--no-rebase", "origin", "main")
+    memvault(b, "status")
+    return shared
+
+
 def conflict_markers(root: Path) -> list[str]:
     found = []
     for path in root.rglob("*"):
@@ -77,12 +92,7 @@ def test_init_declares_and_registers_the_drivers_and_a_fresh_clone_registers_the
 
 def test_concurrent_work_on_two_machines_merges_without_a_conflict(clones: tuple[Path, Path, Path]) -> None:
     _, a, b = clones
-    shared = memvault(a, "add", "Deploys of the api run from main after the CI passes.",
-                      "--title", "Deploy notes").stdout.strip()
-    commit_all(a, "shared memory")
-    git(a, "push", "-q", "origin", "main")
-    git(b, "pull", "-q", "--no-rebase", "origin", "main")
-    memvault(b, "status")
+    shared = share_one_memory(a, b)
     # Both machines, independently: a memory of the same title, feedback on the shared one, journal events.
     on_a = memvault(a, "add", "Staging runs Postgres 16.", "--title", "Database notes").stdout.strip()
     memvault(a, "feedback", shared, "--outcome", "used-successfully")
@@ -115,12 +125,7 @@ def test_concurrent_work_on_two_machines_merges_without_a_conflict(clones: tuple
 
 def test_the_same_memory_edited_on_both_machines_keeps_both_versions(clones: tuple[Path, Path, Path]) -> None:
     _, a, b = clones
-    shared = memvault(a, "add", "Deploys of the api run from main after the CI passes.",
-                      "--title", "Deploy notes").stdout.strip()
-    commit_all(a, "shared memory")
-    git(a, "push", "-q", "origin", "main")
-    git(b, "pull", "-q", "--no-rebase", "origin", "main")
-    memvault(b, "status")
+    shared = share_one_memory(a, b)
     path = Vault(a).find(shared).path
     for where, body in ((a, "Deploys of the api run from the release branch."),
                         (b, "Deploys of the api run from tags only.")):
@@ -141,9 +146,7 @@ def test_the_same_memory_edited_on_both_machines_keeps_both_versions(clones: tup
 
 def run(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "vault_engine", "--vault", str(vault), *args], capture_output=True,
-                          text=True, timeout=300, cwd=vault,
-                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+                          text=True, timeout=300, cwd=vault, env={**os.environ, **AUTHOR})
 
 
 def test_git_sync_is_quiet_with_nothing_to_do_and_says_one_line_when_the_remote_is_gone(
@@ -267,8 +270,7 @@ def test_three_machines_with_every_kind_of_change_converge_in_every_order(tmp_pa
 def test_watch_runs_git_sync_on_its_schedule(clones: tuple[Path, Path, Path]) -> None:
     remote, _, b = clones
     added = memvault(b, "add", "The nightly job prunes build caches older than a week.").stdout.strip()
-    env = {**os.environ, "MEMVAULT_GIT_SYNC_EVERY_MINUTES": "0.02", "GIT_AUTHOR_NAME": "t",
-           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {**os.environ, "MEMVAULT_GIT_SYNC_EVERY_MINUTES": "0.02", **AUTHOR}
     proc = subprocess.Popen([sys.executable, "-m", "vault_engine", "--vault", str(b), "--json", "watch"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=b, env=env)
     import threading

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of
+from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of, text_value
 
 AGENT = "claude-code"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
@@ -116,16 +116,16 @@ def read_transcript(path: Path) -> Transcript:
         kind = record.get("type")
         if kind not in ("user", "assistant"):
             continue
-        session = session or _text(record.get("sessionId"))
-        cwd = cwd or _text(record.get("cwd"))
+        session = session or text_value(record.get("sessionId"))
+        cwd = cwd or text_value(record.get("cwd"))
         message = record.get("message")
-        key = _text(record.get("uuid"))
+        key = text_value(record.get("uuid"))
         if not isinstance(message, dict) or key is None:
             skipped += 1
             continue
         if record.get("isSidechain") or record.get("isMeta"):
             continue  # a sub-agent's side conversation; the tool's own notes
-        ts = _text(record.get("timestamp"))
+        ts = text_value(record.get("timestamp"))
         if kind == "assistant":
             found = _assistant(message, key, ts, tools)
         else:
@@ -133,10 +133,6 @@ def read_transcript(path: Path) -> Transcript:
         if found is not None:
             messages.append(found)
     return Transcript(session, cwd, messages, skipped)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _assistant(message: dict[str, Any], key: str, ts: str | None, tools: dict[str, str]) -> Message | None:

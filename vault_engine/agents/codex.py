@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of
+from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of, text_value
 
 AGENT = "codex"
 _INJECTED = re.compile(r"^\s*(?:<environment_context>|<user_instructions>|<permissions instructions>|"
@@ -51,26 +51,22 @@ def read_rollout(path: Path) -> Transcript:
         kind = record.get("type")
         payload = record.get("payload") if isinstance(record.get("payload"), dict) else None
         if kind == "session_meta" and payload is not None:
-            session = session or _text(payload.get("id")) or _text(payload.get("session_id"))
-            cwd = cwd or _text(payload.get("cwd"))
+            session = session or text_value(payload.get("id")) or text_value(payload.get("session_id"))
+            cwd = cwd or text_value(payload.get("cwd"))
             continue
         if number == 1 and "id" in record and "type" not in record:  # the older files' first line
-            session = _text(record.get("id"))
+            session = text_value(record.get("id"))
             continue
         if kind == "response_item" and payload is not None:
-            item, ts = payload, _text(record.get("timestamp"))
+            item, ts = payload, text_value(record.get("timestamp"))
         elif isinstance(kind, str) and "payload" not in record:  # an older file's bare item
-            item, ts = record, _text(record.get("timestamp"))
+            item, ts = record, text_value(record.get("timestamp"))
         else:
             continue
         found = _item(item, _key(record), ts, tools)
         if found is not None:
             messages.append(found)
     return Transcript(session, cwd, messages, skipped)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _key(record: dict[str, Any]) -> str:
@@ -92,14 +88,14 @@ def _item(item: dict[str, Any], key: str, ts: str | None, tools: dict[str, str])
         arguments = item.get("arguments") if kind == "function_call" else {"input": item.get("input")}
         return Message(key, "assistant", condensed_call(name, arguments), ts)
     if kind in ("function_call_output", "custom_tool_call_output"):
-        output = _output_text(item.get("output"))
+        output = _outputtext_value(item.get("output"))
         if not output.strip():
             return None
         return Message(key, "tool", "", ts, (ToolOutput(tools.get(str(item.get("call_id")), "tool"), output),))
     return None  # reasoning, and whatever a newer Codex adds
 
 
-def _output_text(output: Any) -> str:
+def _outputtext_value(output: Any) -> str:
     """A tool's output: a string (itself JSON ``{"output": ...}`` in some versions) or content items."""
     if isinstance(output, list):
         return text_of(output)

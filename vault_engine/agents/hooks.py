@@ -184,21 +184,19 @@ class _Fallback:
     def __init__(self, served: ServedVault, opened: _Opened):
         self.served, self.opened = served, opened
 
-    def context(self, task: str, project: str | None, budget: int | None) -> dict[str, Any]:
+    def _ask(self, question: str, *args: Any) -> dict[str, Any]:
         try:
-            answer = self.served.context(task, project, budget)
+            answer: dict[str, Any] = getattr(self.served, question)(*args)
         except Unavailable:
-            return self.opened.local().context(task, project, budget)
+            return dict(getattr(self.opened.local(), question)(*args))
         self.opened.via = "server"
         return answer
 
+    def context(self, task: str, project: str | None, budget: int | None) -> dict[str, Any]:
+        return self._ask("context", task, project, budget)
+
     def search(self, query: str, project: str | None, limit: int) -> dict[str, Any]:
-        try:
-            answer = self.served.search(query, project, limit)
-        except Unavailable:
-            return self.opened.local().search(query, project, limit)
-        self.opened.via = "server"
-        return answer
+        return self._ask("search", query, project, limit)
 
 
 def _capture(agent: str, hook: claude_code.HookInput, name: str, vault: str | None, root: Path | None,

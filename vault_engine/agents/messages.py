@@ -80,6 +80,11 @@ def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
             yield number, record if isinstance(record, dict) else None
 
 
+def text_value(value: Any) -> str | None:
+    """``value`` when it is a non-empty string (a field of a transcript line), else None."""
+    return value if isinstance(value, str) and value else None
+
+
 def condensed_call(name: str, arguments: Any) -> str:
     """A tool call in one line: ``[tool NAME: the most telling input]`` (a ``format.text.TOOL_NOTE``)."""
     shown = ""

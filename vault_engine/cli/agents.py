@@ -83,7 +83,6 @@ def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall
     written = [] if dry_run else apply(changes)
 
     def human() -> None:
-        verb = "would" if dry_run else ""
         for change in changes:
             if not change.changed:
                 click.echo(f"unchanged {change.path} ({change.what})")
@@ -94,7 +93,7 @@ def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall
         if not any(c.changed for c in changes):
             click.echo(f"{agent}: nothing to change")
         elif dry_run:
-            click.echo(f"{agent}: {verb} change {sum(c.changed for c in changes)} file(s); run without --dry-run")
+            click.echo(f"{agent}: would change {sum(c.changed for c in changes)} file(s); run without --dry-run")
 
     emit(settings, {"agent": agent, "scope": scope, "dry_run": dry_run, "uninstall": uninstall,
                     "files": [c.to_json() for c in changes], "written": [str(c.path) for c in written]}, human)
