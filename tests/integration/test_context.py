@@ -250,3 +250,24 @@ def test_a_tight_budget_lists_policies_before_dropping_entries() -> None:
     assert [i.id for i in tight.resident] == ["m-profile"]
     assert [i.id for i in tight.manifest] == ["m-policy", "m-fact"]
     assert len(tight.markdown) <= tight.budget
+
+
+def test_hot_memories_are_resident_in_every_context(world: tuple[Vault, dict[str, str]]) -> None:
+    """The hot tier goes into every context in full, whatever the task says; a hot memory of another
+    project, or one whose selectors exclude the request, does not."""
+    vault, ids = world
+    squash = vault.add(NewMemory("Always squash-merge feature branches.", tier="hot")).id
+    tabs = vault.add(NewMemory("Indent YAML with two spaces.", tier="hot", project=API)).id
+    other = vault.add(NewMemory("The web team reviews on Tuesdays.", tier="hot", project=WEB)).id
+    scripts = vault.add(NewMemory("Scripts start with set -eu.", tier="hot", paths=("scripts/**",))).id
+    for task in ("write a haiku about tea", "merge the feature branch"):
+        manifest = build(vault, TaskRequest(task, project=API, path="src/app.py"), record=False)
+        resident = {item.id: item for item in manifest.resident}
+        assert squash in resident and tabs in resident, task
+        assert resident[squash].why[0] == "hot tier: always resident"
+        assert "squash-merge" in resident[squash].text
+        assert other not in manifest.ids and scripts not in manifest.ids
+    # The core profile comes first; the hot tier after what recall keeps resident.
+    leads = [item.why[0] for item in build(vault, TaskRequest("tea", project=API), record=False).resident]
+    assert leads.index("core profile: always resident") < leads.index("hot tier: always resident")
+    assert leads.index("passive recall: always in context") < leads.index("hot tier: always resident")

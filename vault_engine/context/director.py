@@ -14,8 +14,8 @@ operation, phase), +20 per success, -2 per ignore, -80 per correction or
 failure; then relevance to the task text; then title and id.
 
 Delivery: the core profile (within the profile budget), passive/both
-memories and the few best matching proven policies go in full (the
-resident part); the rest become manifest entries (title, abstract, id,
+memories, the hot tier and the few best matching proven policies go in
+full (the resident part); the rest become manifest entries (title, abstract, id,
 ``whyApplied``) whose abstracts shrink 320 -> 160 -> 80 -> 32 -> 0
 characters until everything fits.  The rendered text never exceeds the
 budget.  Each delivery is journalled as an ``application`` event, whose id
@@ -239,6 +239,7 @@ def render_markdown(manifest: Manifest, sizes: Sequence[int], usage: bool) -> st
 
 
 POLICY_LEAD = "proven policy whose selectors match"
+HOT_LEAD = "hot tier: always resident"
 
 
 def _try_steps(manifest: Manifest, steps: Sequence[int], usage: bool) -> bool:
@@ -310,7 +311,8 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
         if not admitted:
             continue
         found = relevance_rank.get(row.id)
-        standing = row.type == "core-profile" or row.recall in ("passive", "both") or matched > 0
+        standing = (row.type == "core-profile" or row.recall in ("passive", "both") or row.tier == "hot"
+                    or matched > 0)
         overview = request.overview and row.scope == "project" and row.project == project
         if not standing and found is None and not overview:
             continue
@@ -331,9 +333,9 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
             manifest.manifest.append(ManifestItem(row.id, row.title, "", candidate.why, source))
     event_id = new_event_id() if record and (manifest.resident or manifest.manifest) else None
     manifest.application = event_id
-    # Who the user is first, then what always applies, then the matching policies.
-    order = {"core profile: always resident": 0}
-    manifest.resident.sort(key=lambda item: order.get(item.why[0], 1 if "recall" in item.why[0] else 2))
+    # Who the user is first, then what always applies (recall, then the hot tier), then the matching policies.
+    order = {"core profile: always resident": 0, HOT_LEAD: 2, POLICY_LEAD: 3}
+    manifest.resident.sort(key=lambda item: order.get(item.why[0], 1))
     fit(manifest, settings.abstract_steps)
     if event_id is not None:
         if manifest.ids:
@@ -375,13 +377,14 @@ def _resident_why(candidate: Candidate) -> list[str]:
     row = candidate.row
     lead = ("core profile: always resident" if row.type == "core-profile"
             else f"{row.recall} recall: always in context" if row.recall in ("passive", "both")
-            else "proven policy whose selectors match")
+            else HOT_LEAD if row.tier == "hot"
+            else POLICY_LEAD)
     return [lead, *candidate.why]
 
 
 def _resident(ordered: Sequence[Candidate], profile_budget: int, max_policies: int) -> set[str]:
     """Ids delivered in full: the core profile within its budget, passive/both memories,
-    and the best matching proven policies."""
+    the hot tier (kept under its own budget by governance), and the best matching proven policies."""
     out: set[str] = set()
     used = 0
     policies = 0
@@ -392,7 +395,7 @@ def _resident(ordered: Sequence[Candidate], profile_budget: int, max_policies: i
             if used + size <= profile_budget:
                 out.add(row.id)
                 used += size
-        elif row.recall in ("passive", "both"):
+        elif row.recall in ("passive", "both") or row.tier == "hot":
             out.add(row.id)
         elif (row.type == "collaboration-policy" and row.lifecycle == "proven" and candidate.matched > 0
               and policies < max_policies):

@@ -197,11 +197,12 @@ class Catalog(IndexDb):
     @stale_on_error("catalog")
     def standing(self, project: str | None) -> list[CatalogRow]:
         """Current memories in scope (global, plus ``project``'s) that may apply without matching
-        the task's words: core profile, passive or both recall, or with any selector."""
+        the task's words: core profile, passive or both recall, the hot tier, or with any selector."""
         cursor = self._db.execute(
             f"SELECT {', '.join(COLUMNS)} FROM memories WHERE status = 'active' AND lifecycle != 'superseded'"
             " AND (scope = 'global' OR (project != '' AND project = ?))"
-            " AND (type = 'core-profile' OR recall IN ('passive', 'both') OR paths != '[]' OR tasks != '[]'"
+            " AND (type = 'core-profile' OR recall IN ('passive', 'both') OR tier = 'hot'"
+            " OR paths != '[]' OR tasks != '[]'"
             " OR operations != '[]' OR phases != '[]') ORDER BY id",
             (project or "",),
         )
