@@ -40,6 +40,7 @@ class TierSettings:
     target_ratio: float = 0.4
     state_retire_days: int = 7
     protect_importance: float = 0.9
+    hot_importance: float = 0.8  # a new memory this important goes hot when no tier is given
 
 
 @dataclass(frozen=True, slots=True)

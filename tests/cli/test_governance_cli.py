@@ -43,9 +43,9 @@ def fill(vault: Vault) -> None:
     files = {
         "memories/global/deploys.md": md("m-old", "Deploys", DEPLOY, created=days_ago(30)),
         "memories/global/deploys-again.md": md("m-dup", "Deploys", DEPLOY[:-1] + ", always.", created=days_ago(5)),
-        "memories/global/billing.md": md("m-state", "Billing", "2026-05-01: migrated the billing database.",
+        "memories/global/billing.md": md("m-state", "Billing", f"{days_ago(10)[:10]}: migrated the billing database.",
                                          tier="hot", created=days_ago(10)),
-        "memories/global/runner.md": md("m-young", "Runner", "2026-05-29: upgraded the runner image.",
+        "memories/global/runner.md": md("m-young", "Runner", f"{days_ago(2.5)[:10]}: upgraded the runner image.",
                                         tier="hot", created=days_ago(2.5)),
         "memories/global/ruff.md": md("m-rule", "Ruff", "Always run ruff before committing.", tier="hot",
                                       created=days_ago(300)),

@@ -512,7 +512,7 @@ def test_plain_notes_are_never_governed(make_vault: Callable[..., Vault]) -> Non
 def test_audit_reports_hot_rows_and_the_plan_without_writing(make_vault: Callable[..., Vault]) -> None:
     vault = fake_vault(make_vault, {
         "memvault.toml": "[tiers]\nhot_budget_chars = 1000\n",
-        "memories/global/billing.md": md("m-old-state", "Billing", "2026-05-01: migrated the billing database.",
+        "memories/global/billing.md": md("m-old-state", "Billing", "2026-05-22: migrated the billing database.",
                                          tier="hot", created=at(-10)),
         "memories/global/runner.md": md("m-new-state", "Runner", "2026-05-29: upgraded the runner image.",
                                         tier="hot", created=at(-3)),

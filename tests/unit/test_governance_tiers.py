@@ -12,8 +12,8 @@ import pytest
 from vault_engine.config import TierSettings, VaultConfig
 from vault_engine.format.memory import Memory
 from vault_engine.governance.actions import View
-from vault_engine.governance.classify import is_protected, nature, resident_chars, retire_in_days
-from vault_engine.governance.tiers import admit, overflow_order, plan_overflow, plan_retire, usage
+from vault_engine.governance.classify import age_days, is_protected, nature, resident_chars, retire_in_days
+from vault_engine.governance.tiers import admit, overflow_order, plan_overflow, plan_retire, route, usage
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.journal import Event
 from vault_engine.vault import NewMemory, Vault
@@ -195,7 +195,7 @@ def test_a_zero_budget_moves_every_movable_memory_without_failing() -> None:
 
 def test_states_retire_after_seven_days_rules_never() -> None:
     state = Memory(id="m-state", title="Billing", type="fact", tier="hot",
-                   body="2026-05-01: migrated the billing database.", created=NOW)
+                   body="2026-06-01: migrated the billing database.", created=NOW)
     rule = hot("m-rule", 100, days_old=400)
     protected_state = state.replace(id="m-kept", importance=0.95)
     view = view_of(state, rule, protected_state)
@@ -211,7 +211,7 @@ def test_states_retire_after_seven_days_rules_never() -> None:
 def test_maintain_retires_an_old_state_with_an_injected_clock(make_vault: Callable[..., Vault]) -> None:
     created = NOW - timedelta(days=10)
     root = make_vault({
-        "memories/global/billing.md": md("m-state", "Billing", "2026-05-01: migrated the billing database.",
+        "memories/global/billing.md": md("m-state", "Billing", "2026-05-22: migrated the billing database.",
                                          tier="hot", created=stamp(created)),
         "memories/global/ruff.md": md("m-rule", "Ruff", "Always run ruff before committing.",
                                       tier="hot", created=stamp(created - timedelta(days=300))),
@@ -306,3 +306,57 @@ def test_add_hot_does_not_move_a_memory_a_person_moved_back(make_vault: Callable
     scan = vault.scan()
     assert scan.get("m-1").memory.tier == "hot"
     assert scan.get("m-2").memory.tier == "cold"
+
+
+# ---------------------------------------------------------------- routing a new memory
+
+
+def test_a_states_age_counts_from_the_date_it_states() -> None:
+    """Written a month after it happened, a state is a month old: it retires at once, not a week later."""
+    written = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+    state = Memory(id="m-s", title="Checkout", type="fact", tier="hot", created=written,
+                   body="The checkout redesign shipped on 2026-10-02, done.")
+    assert nature(state) == "state"
+    assert age_days(state, written) == pytest.approx(30.375)
+    view = view_of(state, now=written + timedelta(hours=1))
+    assert moved(plan_retire(view)) == ["m-s"]
+    # A date after the writing (a plan) or no date at all: the age counts from the writing.
+    later = state.replace(body="The checkout redesign ships on 2026-12-02.")
+    assert age_days(later, written) == 0
+    assert age_days(state.replace(body="Shipped the redesign, done.", occurred_at=date(2026, 10, 30)),
+                    written) == pytest.approx(2.375)
+    assert age_days(state.replace(body="Shipped on 2026-02-30, done."), written) == 0  # not a date
+
+
+@pytest.mark.parametrize(("fields", "chosen", "tier", "notice"), [
+    ({"importance": 0.9}, False, "hot", None),
+    ({"importance": 0.8}, False, "hot", None),
+    ({"importance": 0.79}, False, "cold", None),
+    ({"body": "Important: the staging database is shared with QA."}, False, "hot", None),
+    ({"body": "Deploys must never run on Fridays."}, False, "hot", None),
+    ({"importance": 0.9}, True, "cold", None),  # a tier the person chose wins
+    ({"importance": 0.9, "type": "episode"}, False, "cold", None),
+    ({"importance": 0.9, "body": "Shipped the checkout redesign on 2026-10-02, done."}, False, "cold", None),
+    ({"tier": "hot", "body": "Shipped the checkout redesign on 2026-10-02, done."}, True, "cold", "state"),
+    ({"tier": "hot", "body": "Shipped the checkout redesign on 2026-10-02, done.", "extra": {"nature": "rule"}},
+     True, "hot", None),
+    ({"tier": "hot", "body": "Always squash-merge feature branches."}, True, "hot", None),
+])
+def test_route_by_importance_words_and_nature(fields: dict[str, Any], chosen: bool, tier: str,
+                                              notice: str | None) -> None:
+    values: dict[str, Any] = {"id": "m-n", "title": "New", "type": "fact", "tier": "cold",
+                              "body": "The staging database is shared with QA.", "created": NOW, **fields}
+    memory, said = route(Memory(**values), config(), chosen=chosen)
+    assert memory.tier == tier
+    assert (said is not None and notice in said) if notice else said is None
+
+
+def test_add_routes_an_important_memory_hot_and_keeps_a_dated_state_cold(make_vault: Callable[..., Vault]) -> None:
+    vault = make_vault()
+    important = vault.add(NewMemory("Payments deploys need a second reviewer.", importance=0.9))
+    assert vault.scan().get(important.id).memory.tier == "hot" and important.notice is None
+    done = vault.add(NewMemory("The checkout redesign shipped on 2026-10-02, done.", tier="hot"))
+    assert vault.scan().get(done.id).memory.tier == "cold"
+    assert done.notice is not None and "states never enter the hot tier" in done.notice
+    plain = vault.add(NewMemory("The staging host is staging.example.com."))
+    assert vault.scan().get(plain.id).memory.tier == "cold"

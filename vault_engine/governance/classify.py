@@ -45,6 +45,10 @@ _PENDING = re.compile(
     r"follow up|tbd|open question|ongoing)\b",
     re.I,
 )
+# Words that send a new memory to the hot tier when no tier is given (besides its importance).
+_HOT_WORDS = re.compile(
+    r"\b(?:important|critical|crucial|red[- ]line|non-negotiable|must always|must never|never ever)\b", re.I
+)
 NEVER_DECAY_TYPES = frozenset({"core-profile", "episode", "document"})
 
 
@@ -63,6 +67,14 @@ def nature(memory: Memory) -> str:
     if dated and _DONE.search(text) and not _BEHAVIOUR.search(text) and not _PENDING.search(text):
         return "state"
     return "rule"
+
+
+def hot_reason(memory: Memory, config: VaultConfig) -> str | None:
+    """Why a new memory with no tier given belongs in the hot tier: its importance or a hot word."""
+    if memory.importance >= config.tiers.hot_importance:
+        return f"importance {memory.importance:g} >= {config.tiers.hot_importance:g}"
+    found = _HOT_WORDS.search(f"{memory.title}\n{memory_text(memory)}")
+    return f"'{found[0].lower()}'" if found else None
 
 
 def is_protected(memory: Memory, config: VaultConfig) -> bool:
@@ -90,9 +102,30 @@ def written_at(memory: Memory) -> datetime | None:
     return _aware(memory.updated) or _aware(memory.created)
 
 
+_ISO_DAY = re.compile(r"\b(20\d\d)-([01]\d)-([0-3]\d)\b")
+
+
+def stated_at(memory: Memory) -> datetime | None:
+    """The moment a memory records: ``occurred_at``, else the latest full date its text states."""
+    if memory.occurred_at is not None:
+        return _aware(memory.occurred_at)
+    days = []
+    for match in _ISO_DAY.finditer(f"{memory.title}\n{memory_text(memory)}"):
+        try:
+            days.append(date(int(match[1]), int(match[2]), int(match[3])))
+        except ValueError:
+            continue  # "2026-13-45" is not a date
+    return _aware(max(days)) if days else None
+
+
 def age_days(memory: Memory, now: datetime) -> float:
-    """Days since the memory was written (0 when it carries no date)."""
-    stamp = _aware(memory.created) or _aware(memory.updated)
+    """Days since the memory was written, or since the moment it records when that is earlier
+    ("shipped on 2026-10-02", written a month later, is a month old); 0 when it carries no date."""
+    written = _aware(memory.created) or _aware(memory.updated)
+    stated = stated_at(memory)
+    if stated is not None and written is not None and stated.date() >= written.date():
+        stated = None  # the same day (a date has no hour) or later (a plan): the writing counts
+    stamp = stated or written
     return max(0.0, (now - stamp).total_seconds() / 86400) if stamp else 0.0
 
 

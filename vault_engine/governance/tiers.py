@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from ..format.memory import Memory, normalize_text
 from .actions import Action, Change, View
-from .classify import age_days, is_protected, moment_key, nature, resident_chars, value
+from ..config import VaultConfig
+from .classify import age_days, hot_reason, is_protected, moment_key, nature, resident_chars, value
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,24 @@ def plan_overflow(view: View, incoming: int = 0) -> list[Action]:
         chars -= size
         out.append(_cold(memory, f"hot tier at {ratio:.0%} (over the {level} limit): {why}, {size} chars"))
     return out
+
+
+def route(memory: Memory, config: VaultConfig, *, chosen: bool) -> tuple[Memory, str | None]:
+    """The tier a new memory goes to, and a notice when it is not the one asked for.
+
+    With no tier ``chosen``: hot when important enough (``tiers.hot_importance``) or marked so in
+    words ("important", "must never", ...), else as built.  A *state* (a dated record of something
+    done) never enters the hot tier, asked for or not: it would only retire a week later; a
+    ``nature: rule`` key overrides the heuristic.
+    """
+    if not chosen and memory.tier != "hot" and memory.type not in ("episode", "document"):
+        if hot_reason(memory, config) is not None:
+            memory = memory.replace(tier="hot")
+    if memory.tier == "hot" and memory.type != "core-profile" and nature(memory) == "state":
+        notice = ("a dated record of something done is a state, and states never enter the hot tier; "
+                  "stored in the cold tier (add `nature: rule` to keep it hot)")
+        return memory.replace(tier="cold"), notice if chosen else None
+    return memory, None
 
 
 def admit(view: View, memory: Memory) -> tuple[list[Action], Memory, str | None]:

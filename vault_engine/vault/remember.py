@@ -119,9 +119,12 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
                 tx.record(event)
                 return AddResult(entry.memory.id, entry.path, False,
                                  "the same text was already remembered; evidence added", *_where(entry.memory))
-        notice: str | None = None
+        from ..governance.tiers import route
+
+        memory, notice = route(memory, vault.config, chosen=request.tier is not None)
         if memory.tier == "hot":
-            memory, notice = _admit_hot(vault, memory, scan, stamp)
+            memory, admitted = _admit_hot(vault, memory, scan, stamp)
+            notice = admitted or notice
         rel = store.choose_path(vault.root, store.folder_for(memory), memory)
         tx.write(rel, memory)
         tx.record(add_event(memory))
