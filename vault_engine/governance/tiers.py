@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..config import VaultConfig
 from ..format.memory import Memory, normalize_text
 from .actions import Action, Change, View
-from ..config import VaultConfig
 from .classify import age_days, hot_reason, is_protected, moment_key, nature, resident_chars, value
 
 
@@ -121,9 +121,9 @@ def route(memory: Memory, config: VaultConfig, *, chosen: bool) -> tuple[Memory,
     done) never enters the hot tier, asked for or not: it would only retire a week later; a
     ``nature: rule`` key overrides the heuristic.
     """
-    if not chosen and memory.tier != "hot" and memory.type not in ("episode", "document"):
-        if hot_reason(memory, config) is not None:
-            memory = memory.replace(tier="hot")
+    if (not chosen and memory.tier != "hot" and memory.type not in ("episode", "document")
+            and hot_reason(memory, config) is not None):
+        memory = memory.replace(tier="hot")
     if memory.tier == "hot" and memory.type != "core-profile" and nature(memory) == "state":
         notice = ("a dated record of something done is a state, and states never enter the hot tier; "
                   "stored in the cold tier (add `nature: rule` to keep it hot)")
