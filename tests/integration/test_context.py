@@ -255,7 +255,7 @@ def test_a_tight_budget_lists_policies_before_dropping_entries() -> None:
 def test_hot_memories_are_resident_in_every_context(world: tuple[Vault, dict[str, str]]) -> None:
     """The hot tier goes into every context in full, whatever the task says; a hot memory of another
     project, or one whose selectors exclude the request, does not."""
-    vault, ids = world
+    vault, _ = world
     squash = vault.add(NewMemory("Always squash-merge feature branches.", tier="hot")).id
     tabs = vault.add(NewMemory("Indent YAML with two spaces.", tier="hot", project=API)).id
     other = vault.add(NewMemory("The web team reviews on Tuesdays.", tier="hot", project=WEB)).id
