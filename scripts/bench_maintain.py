@@ -4,7 +4,10 @@ Builds a vault of --size memories (default 10,000) from scripts/synthetic.py:
 base memories (the search benchmark's long prose records), --duplicates
 (default 10%) planted near-duplicates of base memories, and --contradictions
 (default size/50, so 200 at 10,000) pairs of short facts where a newer memory
-reverses an older one.  See ``synthetic.plant`` for the kinds:
+reverses an older one, and --distinct (default size/50) pairs of short notes
+about two different things that share most of their words ("Alice owns the
+checkout flow." / "Bob owns the checkout flow.", "Atlas v3 keeps its logs in
+kafka." / "Orion v5 keeps ..."): neither may merge or supersede the other.  See ``synthetic.plant`` for the kinds:
 
 - near-duplicates: copy-retitled 15% (same words; title case or punctuation
   and one joined sentence differ), copy-edited 20% (a sentence dropped or a
@@ -77,7 +80,7 @@ if TYPE_CHECKING:
 MARKER = ".bench-maintain.json"  # hidden: never scanned as a memory
 TARGET_FULL_SECONDS = 60.0
 TARGET_NOOP_SECONDS = 2.0
-TARGET_MERGE_PRECISION = 0.95
+TARGET_MERGE_PRECISION = 0.99
 TARGET_MERGE_RECALL = 0.8
 SHOW = 10  # false positives and negatives listed per kind of action
 
@@ -106,23 +109,30 @@ def pairs_of(args: argparse.Namespace) -> int:
     return args.size // 50 if args.contradictions is None else int(args.contradictions)
 
 
+def distinct_of(args: argparse.Namespace) -> int:
+    return args.size // 50 if args.distinct is None else int(args.distinct)
+
+
 def marker_for(args: argparse.Namespace) -> dict[str, Any]:
     import synthetic
 
     return {"size": args.size, "seed": args.seed, "duplicates": args.duplicates, "contradictions": pairs_of(args),
+            "distinct": distinct_of(args),
             "generator": synthetic.GENERATOR_VERSION, "plant": synthetic.PLANT_VERSION}
 
 
 def vault_name(args: argparse.Namespace) -> str:
     m = marker_for(args)
     return (f"maintain-{m['size']}-seed{m['seed']}-dup{m['duplicates']:g}-pairs{m['contradictions']}"
+            f"-distinct{m['distinct']}"
             f"-g{m['generator']}-p{m['plant']}")
 
 
 def planted_of(args: argparse.Namespace) -> Planted:
     import synthetic
 
-    return synthetic.plant(synthetic.Generator(args.seed), args.size, args.duplicates, pairs_of(args))
+    return synthetic.plant(synthetic.Generator(args.seed), args.size, args.duplicates, pairs_of(args),
+                           distinct=distinct_of(args))
 
 
 def rss_mb() -> float:
@@ -183,7 +193,7 @@ def ensure_vault(args: argparse.Namespace, base: Path) -> tuple[Path, dict[str, 
     line("build vault", "", f"{root} (import, then sync with the real model)")
     command = [sys.executable, str(Path(__file__).resolve()), "--child-build", "--vault", str(root),
                "--size", str(args.size), "--seed", str(args.seed), "--duplicates", str(args.duplicates),
-               "--contradictions", str(pairs_of(args))]
+               "--contradictions", str(pairs_of(args)), "--distinct", str(distinct_of(args))]
     code, seconds, peak = run_child(command)
     if code != 0:
         fail(f"building the {args.size:,}-memory vault failed (child exit code {code})")
@@ -323,6 +333,18 @@ def score_merges(planted: Planted, actions: Sequence[Action]) -> dict[str, Any]:
     return {"predicted": len(merges), "true": len(right), "planted": len(planted.duplicate_of),
             "precision": ratio(len(right), len(merges)), "recall": ratio(len(found), len(planted.duplicate_of)),
             "by_kind": by_kind, "wrong": wrong, "found": found}
+
+
+def score_distinct(planted: Planted, actions: Sequence[Action]) -> dict[str, Any]:
+    """What maintain did to the planted short distinct notes: any merge or supersession between them is wrong."""
+    pairs = {frozenset(p) for p in planted.distinct_of.items()}
+    merged = [a for a in actions if a.kind == "merge" and frozenset((a.memory, a.related[0])) in pairs]
+    superseded = [a for a in actions if a.kind == "supersede" and frozenset((a.memory, a.related[0])) in pairs]
+    members = {i for pair in pairs for i in pair}
+    touched = [a for a in actions if a.kind in ("merge", "supersede") and a not in merged and a not in superseded
+               and ({a.memory, *a.related} & members)]
+    return {"planted": len(pairs), "merged": len(merged), "superseded": len(superseded),
+            "other": len(touched), "examples": [a.reason for a in (merged + superseded + touched)[:SHOW]]}
 
 
 def score_supersede(planted: Planted, actions: Sequence[Action]) -> dict[str, Any]:
@@ -502,6 +524,14 @@ def evaluate(args: argparse.Namespace, root: Path, planted: Planted) -> dict[str
                      quantiles(i.combined for i in infos)])
     say(table(["kind", "planted", "merged", "recall", "cosine", "words (dice)", "combined"], rows))
 
+    distinct = score_distinct(planted, full.actions)
+    say("\n-- short distinct notes (planted: two notes sharing most words, about different things) --")
+    line("pairs planted", str(distinct["planted"]))
+    line("merged / superseded", f"{distinct['merged']} / {distinct['superseded']}", "target 0 / 0")
+    line("other merges or supersessions touching them", str(distinct["other"]))
+    for example in distinct["examples"]:
+        say(f"    {example}")
+
     say("\n-- supersessions (planted contradictions) --")
     line("predicted / right", f"{sups['predicted']} / {sups['true']}", f"planted {sups['planted']}")
     line("precision", fmt(sups["precision"]))
@@ -637,7 +667,7 @@ def evaluate(args: argparse.Namespace, root: Path, planted: Planted) -> dict[str
 
     return {
         "full_seconds": full.seconds, "full_wall": wall, "actions": counts, "merges": public(merges),
-        "supersede": public(sups), "false_merges": fp_merge, "missed_duplicates": fn_merge,
+        "supersede": public(sups), "distinct": distinct, "false_merges": fp_merge, "missed_duplicates": fn_merge,
         "missed_duplicate_reasons": dict(missed_reasons), "false_supersede": fp_sup, "missed_contradictions": fn_sup,
         "missed_contradiction_reasons": dict(sup_missed), "false_merge_kinds": dict(wrong_merge_kinds),
         "false_supersede_kinds": dict(wrong_sup_kinds), "what_if": extra, "resync_seconds": resync_seconds,
@@ -678,6 +708,10 @@ def final_table(size: int, built: dict[str, Any], reused: bool, result: dict[str
          verdict(None if mp is None else mp >= TARGET_MERGE_PRECISION)],
         ["merge recall", fmt(mr), f">= {TARGET_MERGE_RECALL}",
          verdict(None if mr is None else mr >= TARGET_MERGE_RECALL)],
+        ["short distinct notes merged / superseded", f"{result['distinct']['merged']} / "
+         f"{result['distinct']['superseded']}", "0 / 0",
+         f"{result['distinct']['planted']} pairs planted; "
+         + verdict(not result["distinct"]["merged"] and not result["distinct"]["superseded"])],
         ["supersede precision", fmt(sups["precision"]), "", f"{sups['true']} right of {sups['predicted']}"],
         ["supersede recall", fmt(sups["recall"]), "", f"{sups['true']} of {sups['planted']} planted"],
         ["peak RSS build MB", f"{built.get('build_rss_mb', 0):,.0f}", "", "import + sync (child process)"],
@@ -698,6 +732,9 @@ def parser() -> Parser:
                    help="share of --size that are planted near-duplicates (default 0.10)")
     p.add_argument("--contradictions", type=at_least_zero, default=None, metavar="PAIRS",
                    help="planted contradiction pairs (two memories each; default size/50)")
+    p.add_argument("--distinct", type=at_least_zero, default=None, metavar="PAIRS",
+                   help="planted pairs of short distinct notes sharing most words (two memories each; default "
+                   "size/50)")
     p.add_argument("--seed", type=int, default=7, help="seed of the synthetic memories (default 7)")
     p.add_argument("--keep", type=folder_arg, metavar="DIR",
                    help="keep the synced vault in DIR and reuse it on later runs; maintain always runs on a "
@@ -763,7 +800,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         document = {"size": args.size, "seed": args.seed, "planted": {
             "base": planted.base, "duplicates": len(planted.duplicate_of),
-            "contradictions": len(planted.supersedes)}, "build": built, "reused": reused, **result}
+            "contradictions": len(planted.supersedes), "distinct": len(planted.distinct_of)},
+            "build": built, "reused": reused, **result}
         print(json.dumps(document, indent=2, default=str))
     return 0
 

@@ -24,7 +24,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -686,7 +686,7 @@ def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int =
 # repeats which, which one reverses which) to score `memvault maintain`.
 # Nothing above changes: a planted vault starts from the same base records.
 
-PLANT_VERSION = "1"  # bump when planted records change, so cached vaults are rebuilt
+PLANT_VERSION = "2"  # bump when planted records change, so cached vaults are rebuilt
 
 # Word -> paraphrases (lowercase; the first letter's case is kept).  Covers the
 # template words and the most drawn (Zipf-head) words of the pools above.
@@ -1006,12 +1006,54 @@ class Planted:
     contradiction_kind: dict[str, str]
     originals: frozenset[str]  # ids with planted near-duplicates
     superseded: frozenset[str]  # ids a planted newer memory reverses
+    distinct_of: dict[str, str] = field(default_factory=dict)  # newer short note -> the older, distinct one
 
     def cluster(self, memory_id: str) -> str | None:
         """The original a memory belongs to (itself for an original), None outside the planted duplicates."""
         if memory_id in self.duplicate_of:
             return self.duplicate_of[memory_id]
         return memory_id if memory_id in self.originals else None
+
+
+DISTINCT_NAMES = ("Alpha", "Beta", "Gamma", "Delta", "Orion", "Atlas", "Nova", "Vega", "Lyra", "Juno")
+DISTINCT_PEOPLE = ("Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy")
+DISTINCT_TEAMS = ("web", "mobile", "platform", "data", "billing", "growth", "infra", "search")
+DISTINCT_DAYS = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays")
+# (older, newer): short notes about two different things that share most of their words.  {a}/{b} are
+# the two names (services, people, teams), {v}/{w} two versions; the newer may add one word.
+DISTINCT_FORMS = (
+    ("{a} service notes about {k} rollout.", "{b} service notes about {k} rollout cadence."),
+    ("{a} owns the {k} {n}.", "{b} owns the {k} {n}."),
+    ("{a} is the on-call contact for the {k} {n}.", "{b} is the on-call contact for the {k} {n}."),
+    ("The {a} team reviews {k} changes on {day}.", "The {b} team reviews {k} changes on {day}."),
+    ("The {a} {n} deploys on {day}.", "The {b} {n} deploys on {day} too."),
+    ("{a} {v} keeps its {ns} in {K}.", "{b} {w} keeps its {ns} in {K}."),
+    ("The {k} {n} for {a} sends {ns} to {K}.", "The {k} {n} for {b} sends {ns} to {K}."),
+    ("Release notes for {a} {v} live in the {k} wiki.", "Release notes for {b} {w} live in the {k} wiki."),
+)
+
+
+def distinct_pair(generator: Generator, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(older, newer) records: two short notes about different things (a name, a team, a service and
+    version) that share most of their words; they must never merge."""
+    rng = random.Random(f"distinct:{generator.seed}:{index}")
+    topic = rng.choice(generator.topics)
+    form = DISTINCT_FORMS[index % len(DISTINCT_FORMS)]
+    names = DISTINCT_PEOPLE if "owns" in form[0] or "on-call" in form[0] else (
+        DISTINCT_TEAMS if "team" in form[0] else DISTINCT_NAMES)
+    a, b = rng.sample(names, 2)
+    major = rng.randint(1, 9)
+    slots = {"a": a, "b": b, "k": rng.choice(topic.keywords), "n": rng.choice(FACT_NOUNS),
+             "ns": rng.choice(FACT_PURPOSES), "K": rng.choice(topic.tech), "day": rng.choice(DISTINCT_DAYS),
+             "v": f"v{major}", "w": f"v{major + rng.randint(1, 3)}"}
+    base: dict[str, Any] = {"type": "fact", "tags": [slots["k"]]}
+    if rng.random() < 0.7:
+        base.update(scope="project", project=rng.choice(PROJECTS))
+    else:
+        base["scope"] = "global"
+    older, newer = (form[0].format(**slots), form[1].format(**slots))
+    return ({**base, "title": older.rstrip("."), "body": older + "\n"},
+            {**base, "title": newer.rstrip("."), "body": newer + "\n"})
 
 
 def _normalized(text: str) -> str:
@@ -1028,7 +1070,7 @@ _DAY = 86_400
 
 
 def plant(generator: Generator, size: int, duplicate_share: float = 0.10, contradictions: int | None = None,
-          second_copy_share: float = 0.10) -> Planted:
+          second_copy_share: float = 0.10, distinct: int = 0) -> Planted:
     """``size`` records: base memories, ``duplicate_share`` of ``size`` near-duplicates, fact pairs.
 
     Every record is explicit with trust ``learned``; ``created`` and
@@ -1036,11 +1078,12 @@ def plant(generator: Generator, size: int, duplicate_share: float = 0.10, contra
     contradicted fact older than the memory that reverses it.  Near-duplicates
     copy base (long prose) memories; ``second_copy_share`` of the originals get
     a second one; originals are of DUPLICATE_TYPES only.  Kinds follow
-    DUPLICATE_SHARES and cycle through CONTRADICTION_KINDS.
+    DUPLICATE_SHARES and cycle through CONTRADICTION_KINDS.  ``distinct`` pairs of short notes about
+    different things that share most words (:func:`distinct_pair`) must neither merge nor supersede.
     """
     pairs = size // 50 if contradictions is None else contradictions
     duplicates = round(size * duplicate_share)
-    base = size - duplicates - 2 * pairs
+    base = size - duplicates - 2 * pairs - 2 * distinct
     if base < 1 or duplicates > base:
         raise ValueError(f"{size} records cannot hold {duplicates} near-duplicates and {pairs} contradiction pairs")
     rng = random.Random(f"plant:{generator.seed}:{size}")
@@ -1104,8 +1147,20 @@ def plant(generator: Generator, size: int, duplicate_share: float = 0.10, contra
             records.append(record)
         supersedes[newer["id"]] = older["id"]
         contradiction_kind[newer["id"]] = kind
+    distinct_of: dict[str, str] = {}
+    for number in range(distinct):
+        older, newer = distinct_pair(generator, number)
+        pair_rng = random.Random(f"distinct-time:{generator.seed}:{number}")
+        first = PLANT_EPOCH + pair_rng.uniform(0, 300 * _DAY)
+        then = first + pair_rng.uniform(1, 90) * _DAY
+        older["id"] = generator.memory_id(30_000_000 + 2 * number)
+        newer["id"] = generator.memory_id(30_000_000 + 2 * number + 1)
+        for record, moment in ((older, first), (newer, then)):
+            record.update(authority="explicit", trust="learned", created=_stamp(moment), updated=_stamp(moment))
+            records.append(record)
+        distinct_of[newer["id"]] = older["id"]
     return Planted(records, base, duplicate_of, duplicate_kind, supersedes, contradiction_kind,
-                   frozenset(duplicate_of.values()), frozenset(supersedes.values()))
+                   frozenset(duplicate_of.values()), frozenset(supersedes.values()), distinct_of)
 
 
 if __name__ == "__main__":  # print a few records: python scripts/synthetic.py [COUNT] [SEED]

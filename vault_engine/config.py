@@ -103,6 +103,8 @@ class ConsolidationSettings:
     conflict_text_similarity: float = 0.6
     link_limit: int = 3
     neighbours: int = 10
+    short_words: int = 12  # a note with at most this many content words is short ...
+    short_cosine: float = 0.9  # ... and merges with a note saying something else only from this cosine
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,21 +111,71 @@ def test_merge_folds_everything_into_the_older_memory(make_vault: Callable[..., 
     assert vault.replay_diff() == []
 
 
-@pytest.mark.parametrize(("older", "newer"), [("external", "learned"), ("learned", "external")])
-def test_trust_never_rises_through_a_merge(older: str, newer: str) -> None:
+@pytest.mark.parametrize(("older", "newer"), [("external", "learned"), ("learned", "external"),
+                                             ("system", "external"), ("system", "learned")])
+def test_memories_of_different_trust_never_merge_they_link(older: str, newer: str) -> None:
+    """A merge would leave the survivor with the lower trust: an external copy of a system memory would
+    make it external, and search and context leave external memories out."""
     a = mem("m-a", DEPLOY, days_old=20, trust=older)
     b = mem("m-b", DEPLOY_AGAIN, days_old=2, trust=newer)
-    actions = plan_merges(view_of(a, b), FakeSimilarity({("m-a", "m-b"): 0.97}))
-    assert summary(actions) == [("merge", "m-a", ("m-b",))]
-    after = view_of(a, b).after(actions)
-    assert after.active["m-a"].trust == "external"
-    assert list(after.trashed) == ["m-b"]
+    similarity = FakeSimilarity({("m-a", "m-b"): 0.97})
+    assert plan_merges(view_of(a, b), similarity) == []
+    assert sorted(a.memory for a in plan_links(view_of(a, b), similarity)) == ["m-a", "m-b"]
 
 
-def test_system_and_learned_merge_to_learned() -> None:
-    a, b = mem("m-a", DEPLOY, trust="system"), mem("m-b", DEPLOY_AGAIN, days_old=1)
+@pytest.mark.parametrize("trust", ["system", "learned", "external"])
+def test_memories_of_one_trust_merge(trust: str) -> None:
+    a, b = mem("m-a", DEPLOY, trust=trust), mem("m-b", DEPLOY_AGAIN, days_old=1, trust=trust)
     after = view_of(a, b).after(plan_merges(view_of(a, b), FakeSimilarity({("m-a", "m-b"): 0.97})))
-    assert after.active["m-a"].trust == "learned"
+    assert after.active["m-a"].trust == trust and list(after.trashed) == ["m-b"]
+
+
+def test_a_merge_never_hides_a_system_memory_from_search(make_vault: Callable[..., Vault]) -> None:
+    """maintain over a system memory and an external near-copy: the system memory is still found."""
+    vault = fake_vault(make_vault, {
+        "memories/global/window.md": md("m-sys", "Payments deploy window",
+                                        "The payments deploy window is Tuesday 10:00-12:00 UTC.",
+                                        trust="system", created=created(30)),
+        "memories/global/window-copy.md": md("m-ext", "Payments deploy window",
+                                             "The payments deploy window is Tuesday 10:00-12:00 UTC, per the wiki.",
+                                             trust="external", created=created(2)),
+    })
+    report = vault.maintain(now=NOW)
+    assert [a.kind for a in report.actions if a.kind == "merge"] == []
+    scan = vault.scan()
+    assert scan.get("m-sys").memory.trust == "system" and scan.get("m-ext").memory.trust == "external"
+    from vault_engine.retrieval.searcher import SearchRequest
+
+    assert [hit.id for hit in vault.search(SearchRequest("payments deploy window")).hits][:1] == ["m-sys"]
+
+
+SHORT_DISTINCT = [  # (older, newer, cosine of the real model): short notes that differ in a name or service
+    ("Alpha service notes about rollout.", "Beta service notes about rollout cadence.", 0.78),
+    ("The payments service deploys on Fridays.", "The billing service deploys on Fridays.", 0.87),
+    ("Alice owns the checkout flow.", "Bob owns the checkout flow.", 0.80),
+    ("Carol is the on-call contact for search.", "Dave is the on-call contact for search.", 0.65),
+    ("The web team reviews pull requests on Tuesdays.", "The mobile team reviews pull requests on Tuesdays.", 0.82),
+]
+SHORT_SAME = [  # the same note written twice, differently
+    ("The user prefers dark mode.", "The user likes dark mode.", 0.95),
+    ("The staging database is shared with QA.", "QA shares the staging database.", 0.96),
+    ("Payments deploy window is Tuesday 10-12 UTC.", "The payments deploy window: Tuesdays 10-12 UTC.", 0.96),
+    ("Squash-merge feature branches.", "Always squash-merge feature branches.", 0.85),  # only adds a word
+]
+
+
+@pytest.mark.parametrize(("old", "new", "cosine"), SHORT_DISTINCT)
+def test_short_notes_about_different_things_do_not_merge(old: str, new: str, cosine: float) -> None:
+    a, b = mem("m-a", old, title=old[:-1], days_old=5), mem("m-b", new, title=new[:-1], days_old=1)
+    assert text_similarity(a, b) >= 0.5 and 0.6 * cosine + 0.4 * text_similarity(a, b) >= 0.70  # merged before
+    assert plan_merges(view_of(a, b), FakeSimilarity({("m-a", "m-b"): cosine})) == []
+
+
+@pytest.mark.parametrize(("old", "new", "cosine"), SHORT_SAME)
+def test_short_notes_saying_the_same_thing_merge(old: str, new: str, cosine: float) -> None:
+    a, b = mem("m-a", old, title=old[:-1], days_old=5), mem("m-b", new, title=new[:-1], days_old=1)
+    assert summary(plan_merges(view_of(a, b), FakeSimilarity({("m-a", "m-b"): cosine}))) == [
+        ("merge", "m-a", ("m-b",))]
 
 
 def test_an_inferred_newer_memory_never_overwrites_an_explicit_older_one() -> None:

@@ -333,7 +333,7 @@ SCENARIOS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         "memories/global/deploys.md": md("m-old", "Deploys", DEPLOY, created=at(-30), proof_count=2,
                                          tags="[deploy]", evidence="[{event: e-1, source: chat}]"),
         "memories/global/deploys-again.md": md("m-dup", "Deploys", DEPLOY_AGAIN, created=at(-5), tags="[release]",
-                                               applied="{ignored: 2}", trust="external"),
+                                               applied="{ignored: 2}"),
         "memories/global/tax.md": md("m-link", "Tax", "Quarterly tax filings are due in April.", links="[m-dup]"),
     }, ("m-old", "m-dup", "m-link")),
     "link": ({

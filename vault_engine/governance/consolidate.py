@@ -9,11 +9,14 @@ judged with word overlap too (``consolidation.*`` in ``memvault.toml``):
   memory would not override an explicit one; otherwise both are linked and
   reported as a conflict;
 - **near-duplicates** (``0.6 * cosine + 0.4 * word overlap >=
-  merge_similarity``) merge into the older memory (an explicit one wins over
-  an inferred one): evidence, sources, tags, links, counters and
-  ``proof_count`` are folded in, links elsewhere re-pointed, trust becomes
-  the lowest of the two, and the newer file goes to the trash pointing at
-  the survivor;
+  merge_similarity``) of one trust level merge into the older memory (an
+  explicit one wins over an inferred one): evidence, sources, tags, links,
+  counters and ``proof_count`` are folded in, links elsewhere re-pointed, and
+  the newer file goes to the trash pointing at the survivor.  Memories of
+  different trust never merge (an external copy would make a trusted memory
+  external, which search and context then leave out); two short notes that
+  each say something the other does not merge only when close in meaning
+  (:func:`distinct_notes`);
 - **related** memories (cosine >= ``crosslink_similarity``, each among the
   other's ``link_limit`` closest) link both ways, so a memory gains at most
   ``link_limit`` links per run.
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..format.memory import TRUSTS, Memory, normalize_text
+from ..index.fulltext import STOPWORDS
 from ..retrieval.statements import NEGATION as _NEGATION
 from ..retrieval.statements import NUMBER as _NUMBER
 from .actions import Action, Change, View, merge_changes
@@ -353,6 +357,27 @@ def fold(survivor: Memory, absorbed: Memory) -> dict[str, object]:
     }
 
 
+def _content_words(memory: Memory) -> set[str]:
+    return {w for w in words(f"{memory.title}\n{memory.body}") if w not in STOPWORDS}
+
+
+def distinct_notes(pair: Pair, short_words: int, short_cosine: float) -> bool:
+    """Whether two short notes that share most words are about different things.
+
+    In a short note one word is the whole difference ("Alpha service notes
+    about rollout." and "Beta service notes about rollout cadence."; "Alice
+    owns the checkout flow." and "Bob owns ..."), so word overlap vouches for
+    nothing: when each note says something the other does not and the shorter
+    has at most ``short_words`` content words, only closeness in meaning
+    (cosine >= ``short_cosine``) makes them one memory.  A note that only adds
+    words to the other ("..., always.") is not held back.
+    """
+    a, b = _content_words(pair.older), _content_words(pair.newer)
+    if not (a - b) or not (b - a) or min(len(a), len(b)) > short_words:
+        return False
+    return pair.cosine < short_cosine
+
+
 def plan_merges(view: View, similarity: Similarity) -> list[Action]:
     """Near-duplicates merged into their oldest (explicit first) member, one action per absorbed memory."""
     settings = view.config.consolidation
@@ -369,7 +394,9 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
     for pair in candidate_pairs(view, similarity, floor):
         if pair.combined < settings.merge_similarity or pair.text < settings.text_similarity:
             continue
-        if contradicts(pair.older, pair.newer):
+        if pair.older.trust != pair.newer.trust or contradicts(pair.older, pair.newer):
+            continue
+        if distinct_notes(pair, settings.short_words, settings.short_cosine):
             continue
         parent.setdefault(pair.older.id, pair.older.id)
         parent.setdefault(pair.newer.id, pair.newer.id)
