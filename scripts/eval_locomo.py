@@ -17,6 +17,9 @@ field a person would not write:
 - ``curated``: the chat log with ``summary`` filled in with the whole turn, as a
   person curating each record would (labelled: users do not write this).
 - ``body``: (comparison only) plain turns with the neighbours pasted into the body.
+- ``chat-maintained``: the chat log after ``memvault maintain`` (merges, cross-links and
+  syntheses: an overview memory over related turns, which counts for its members' turns;
+  ``MEMVAULT_SYNTHESIS_MAX_MEMBERS=0`` runs the same without syntheses).
 
 - ``episodes``: the conversations through ``memvault ingest`` (each session replayed as a
   chat exporter gives it, cut into episodes on the offline path): the machinery and the
@@ -119,7 +122,7 @@ def clean_evidence(raw: list[Any], known: set[str]) -> list[str]:
     return out
 
 
-FORMATS = ("chat", "facts", "episodes", "curated", "body")
+FORMATS = ("chat", "facts", "episodes", "curated", "body", "chat-maintained")
 DEFAULT_FORMATS = ("chat", "facts", "episodes", "curated")
 
 
@@ -150,7 +153,7 @@ def memory_records(turns: list[Turn], fmt: str,
             "body": body,
             "tags": [turn.speaker],  # who said it, as a chat importer records it
         }
-        if fmt in ("chat", "curated"):
+        if fmt in ("chat", "curated", "chat-maintained"):
             record["source"] = f"conversation:{conversation}#{turn.dia_id}"
         if fmt == "curated":
             record["summary"] = head
@@ -203,9 +206,27 @@ def open_vault(sample: dict[str, Any], fmt: str, cache: Path | None,
     if imported.errors:
         raise SystemExit(f"import failed: {imported.errors[0].one_line()}")
     vault.sync()
+    if fmt == "chat-maintained":
+        maintained = vault.maintain()
+        vault.sync()  # as `memvault maintain` leaves it: what it wrote is indexed
+        print(f"  maintain: {dict(sorted(maintained.counts().items()))}", file=sys.stderr)
+        owners.update(synthesis_owners(vault, owners))
     seconds = time.perf_counter() - started
     owners_file.write_text(json.dumps(owners))
     return vault, owners, seconds, len(records)
+
+
+def synthesis_owners(vault: Vault, owners: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Each synthesis stands for the turns of its members: its text quotes each member (offline, its first
+    sentence) and links it, so an agent given the synthesis has the members one read away."""
+    from vault_engine.format.value import SYNTHESIS_OF
+
+    out: dict[str, list[str]] = {}
+    for entry in vault.scan().active():
+        members = entry.memory.extra.get(SYNTHESIS_OF)
+        if isinstance(members, list):
+            out[entry.memory.id] = [d for m in members for d in owners.get(str(m), [])]
+    return out
 
 
 def questions(sample: dict[str, Any]) -> list[tuple[int, str, set[str]]]:

@@ -30,6 +30,7 @@ class VaultSettings:
     auto_sync: bool = True
     learning: bool = True
     retrieval: bool = True
+    sender: str = ""  # who this machine writes as in a shared vault ("": git's user.name; see sharing/senders.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,25 @@ class TierSettings:
     state_retire_days: int = 7
     protect_importance: float = 0.9
     hot_importance: float = 0.8  # a new memory this important goes hot when no tier is given
+    # Compression: a hot rule unedited this long and longer than this is shortened by the language model;
+    # the result is kept only when shorter than max_ratio of the original, at least min_result_chars
+    # long, and with at least min_coverage of its word bigrams found in the original.
+    compress_after_days: int = 30
+    compress_min_chars: int = 200
+    compress_max_ratio: float = 0.8
+    compress_min_result_chars: int = 30
+    compress_min_coverage: float = 0.45
+    # A hot rule that records things done (a date this old, this many distinct completion words, no
+    # instruction) is retyped to a state and moved cold.
+    retype_after_days: int = 60
+    retype_done_markers: int = 2
+    redundant_idle_days: int = 30  # an idle hot rule a cold memory already states moves cold (from soft usage)
+    # Stubs (from hard usage): dormant rules are replaced by pointers to their cold text.
+    stub_idle_days: int = 45
+    activity_days: int = 30  # the tasks of this many days say which rules are in use
+    max_stubs_per_run: int = 3
+    stub_max_chars: int = 40
+    stub_gc_min_age_days: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +128,11 @@ class ConsolidationSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class SynthesisSettings:
+    max_members: int = 8  # the most memories one synthesis covers (under 2: no syntheses)
+
+
+@dataclass(frozen=True, slots=True)
 class CompactionSettings:
     max_cold: int = 1000
     target_cold: int = 500
@@ -119,6 +144,8 @@ class DecaySettings:
     half_life_days: float = 90.0
     exempt_importance: float = 0.8
     forget_below: float = 0.05
+    stale_max_chars: int = 80  # an inferred note this short marked stale ("obsolete", "[stale]") goes to the trash
+    stale_after_days: int = 30  # an inferred in-progress note idle this long is judged by the language model
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +205,7 @@ class VaultConfig:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    synthesis: SynthesisSettings = field(default_factory=SynthesisSettings)
     decay: DecaySettings = field(default_factory=DecaySettings)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
     llm: LlmSettings = field(default_factory=LlmSettings)

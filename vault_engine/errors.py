@@ -139,6 +139,10 @@ class LlmUnavailable(VaultError):
     exit_code = 75  # temporary: retry later
 
 
+class LlmUnsure(LlmUnavailable):
+    """The model answered that it cannot tell: no answer, but not a failure (asking again tells no more)."""
+
+
 class ReflectionFailed(LlmUnavailable):
     """The model could not answer; the failure is journaled.
 

@@ -244,17 +244,30 @@ class WriterLock:
         )
 
     @contextlib.contextmanager
-    def hold(self) -> Iterator[None]:
-        if not self._thread_lock.acquire(timeout=max(self.timeout, 0)):
+    def hold(self, timeout: float | None = None) -> Iterator[None]:
+        """Hold the lock, waiting up to ``timeout`` seconds (default: the lock's own) for it."""
+        wait = self.timeout if timeout is None else timeout
+        if not self._thread_lock.acquire(timeout=max(wait, 0)):
             raise self._busy()
         try:
-            with self._hold_file():
+            with self._hold_file(wait):
                 yield
         finally:
             self._thread_lock.release()
 
     @contextlib.contextmanager
-    def _hold_file(self) -> Iterator[None]:
+    def try_hold(self) -> Iterator[bool]:
+        """Hold the lock if it is free right now (or this thread holds it): True; else False, at once."""
+        with contextlib.ExitStack() as stack:
+            try:
+                stack.enter_context(self.hold(timeout=0))
+                held = True
+            except VaultBusy:
+                held = False
+            yield held
+
+    @contextlib.contextmanager
+    def _hold_file(self, timeout: float) -> Iterator[None]:
         if self._depth:
             self._depth += 1
             try:
@@ -264,7 +277,7 @@ class WriterLock:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + timeout
         delay = 0.005
         while True:
             try:

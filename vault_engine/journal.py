@@ -2,10 +2,13 @@
 
 Each line is one event ``{"id", "kind", "memory", "payload", "ts"}`` with a
 stable event id.  Appending an id that is already present is a no-op, so a
-retried operation never counts twice.  A torn line (a crash mid-append) is
-skipped with a warning and never stops a reader; the next append starts on a
-fresh line.  :func:`replay` rebuilds each memory's lifecycle and counters
-from the events alone.
+retried operation never counts twice.  A torn line (a crash mid-append) or an
+invalid one never stops a reader; the next append starts on a fresh line.
+The journal of an open vault repairs itself once: the unreadable lines move
+to a file under ``.memvault/journal-damaged/``, the journal file is rewritten
+without them, a ``journal-repair`` event says what moved where, and one
+warning says so (see :meth:`Journal.repair`).  :func:`replay` rebuilds each
+memory's lifecycle and counters from the events alone.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from .format.yamlfmt import format_datetime
 
 log = logging.getLogger(__name__)
 
-# Payload keys that may hold memory text; a permanent forget replaces them by a hash.
+REPAIR_KIND = "journal-repair"  # the event saying which unreadable lines a repair moved where
+DAMAGED_DIR = "journal-damaged"  # in the vault's state folder: the lines repairs moved out of the journal
+# Payload keys that may hold memory text (at any depth); a permanent forget replaces them by a hash.
 TEXT_FIELDS = frozenset({"title", "summary", "trigger", "text", "quote", "body", "old_title", "reason"})
 _MONTH = re.compile(r"[0-9]{4}-[0-9]{2}")
 
@@ -76,13 +81,22 @@ def _read_line(raw: bytes) -> Event | None:
 
 
 class Journal:
-    """The journal folder of one vault."""
+    """The journal folder of one vault.
 
-    def __init__(self, folder: Path):
+    With ``lock`` (the vault's writer lock, which every append holds) and ``aside`` (a folder
+    outside the journal) unreadable lines are repaired once, when met (see :meth:`repair`);
+    without them they are skipped with a warning each time they are read.
+    """
+
+    def __init__(self, folder: Path, *, lock: fsio.WriterLock | None = None, aside: Path | None = None):
         self.folder = folder
+        self.lock = lock
+        self.aside = aside
         self.warnings: list[str] = []
         self._ids: set[str] | None = None
         self._signature: tuple[tuple[str, int], ...] = ()
+        self._damaged = False  # whether the files known_ids last read hold an unreadable line
+        self._repairing = False
 
     def files(self) -> list[Path]:
         if not self.folder.is_dir():
@@ -93,6 +107,7 @@ class Journal:
         """Every readable event in order (only those of ``kinds`` when given); torn or invalid lines
         become warnings."""
         self.warnings = []
+        damaged: list[str] = []
         # A line is parsed only when it names one of the kinds (a cheap byte search first).
         needles = tuple(f'"{kind}"'.encode() for kind in kinds) if kinds is not None else None
         wanted = frozenset(kinds) if kinds is not None else None
@@ -109,14 +124,15 @@ class Journal:
                     continue
                 event = _read_line(raw)
                 if event is None:
-                    # Only the last line can lack its "\n": that is a crash mid-append.
-                    where = "torn last line" if number == len(lines) else "invalid line"
-                    message = f"{path.parent.name}/{path.name}:{number}: {where} skipped"
-                    self.warnings.append(message)
-                    log.warning("%s", message)
+                    damaged.append(f"{self._shown(path)}:{number}: {_what(number, len(lines))}")
                     continue
                 if wanted is None or event.kind in wanted:
                     yield event
+        if damaged:
+            repaired = self.repair()
+            self.warnings = repaired if repaired is not None else [f"{line} skipped" for line in damaged]
+            for message in self.warnings:
+                log.warning("%s", message)
 
     def _current_signature(self) -> tuple[tuple[str, int], ...]:
         out = []
@@ -132,6 +148,7 @@ class Journal:
         signature = self._current_signature()
         if self._ids is None or signature != self._signature:
             ids: set[str] = set()
+            damaged = False
             for path in self.files():
                 for raw in path.read_bytes().split(b"\n"):
                     # Only readable events count: the id of a torn line must not block
@@ -139,12 +156,21 @@ class Journal:
                     event = _read_line(raw)
                     if event is not None:
                         ids.add(event.id)
-            self._ids, self._signature = ids, signature
+                    elif raw.strip():
+                        damaged = True
+            self._ids, self._signature, self._damaged = ids, signature, damaged
         return self._ids
 
     def append(self, events: Iterable[Event]) -> list[Event]:
-        """Append events whose ids are new; returns the ones written."""
+        """Append events whose ids are new; returns the ones written.  An unreadable line in the
+        journal is repaired first (see :meth:`repair`)."""
         known = self.known_ids()
+        if self._damaged and not self._repairing:
+            repaired = self.repair()
+            for message in repaired or ():
+                self.warnings.append(message)
+                log.warning("%s", message)
+            known = self.known_ids()
         fresh: list[Event] = []
         batch: set[str] = set()
         for event in events:
@@ -164,6 +190,61 @@ class Journal:
         self._signature = self._current_signature()
         return fresh
 
+    def _shown(self, path: Path) -> str:
+        """``path`` as a message names it: relative to the vault (the journal folder's parent)."""
+        try:
+            return path.relative_to(self.folder.parent).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def repair(self) -> list[str] | None:
+        """Move every unreadable line (torn by a crash mid-append, or invalid) out of the journal.
+
+        The lines of each damaged file go first to a file of their own in ``aside``, byte for byte
+        (nothing is lost); then the journal file is rewritten without them, atomically; then a
+        ``journal-repair`` event per file names the lines, their size and digest, and where they
+        went.  The writer lock is held throughout, so a line another writer is appending right
+        now is never taken for a torn one.
+
+        Returns one message per repaired file (none: nothing to repair), or None when the journal
+        cannot be repaired now (no lock or folder given, or another writer holds the lock).
+        """
+        if self.lock is None or self.aside is None or self._repairing:
+            return None
+        with self.lock.try_hold() as held:
+            if not held:
+                return None
+            self._repairing = True
+            try:
+                return self._repair(self.aside)
+            finally:
+                self._repairing = False
+                self._ids = None
+
+    def _repair(self, aside: Path) -> list[str]:
+        events: list[Event] = []
+        messages: list[str] = []
+        fsio.remove_temps(aside, lambda name: name.endswith(".txt"))  # of a repair a crash cut short
+        for path in self.files():
+            lines = path.read_bytes().split(b"\n")
+            bad = [n for n, raw in enumerate(lines, start=1) if raw.strip() and _read_line(raw) is None]
+            if not bad:
+                continue
+            event_id = new_event_id()
+            removed = b"".join(lines[n - 1] + b"\n" for n in bad)
+            kept = aside / f"{path.stem}.{event_id}.txt"
+            fsio.write_atomic(kept, removed)  # first: a crash from here on loses nothing
+            rest = b"\n".join(raw for n, raw in enumerate(lines, start=1) if n not in bad)
+            fsio.write_atomic(path, rest if not rest or rest.endswith(b"\n") else rest + b"\n")
+            payload = {"file": self._shown(path), "lines": bad, "bytes": len(removed),
+                       "sha256": hashlib.sha256(removed).hexdigest(), "kept": self._shown(kept)}
+            events.append(Event(REPAIR_KIND, "", payload, id=event_id))
+            what = _what(bad[0], len(lines)) if len(bad) == 1 else f"{len(bad)} unreadable lines"
+            messages.append(f"{payload['file']}:{','.join(map(str, bad))}: {what} moved to {payload['kept']}; "
+                            "the journal is repaired")
+        self.append(events)
+        return messages
+
     def scrub(self, memory_ids: set[str]) -> int:
         """Replace every text payload of events about ``memory_ids`` by its hash.
 
@@ -182,18 +263,11 @@ class Journal:
                     event.memory in memory_ids
                     or any(isinstance(v, str) and v in memory_ids for v in event.payload.values())
                 )
-                if (
-                    event is None
-                    or not touches
-                    or not (TEXT_FIELDS & event.payload.keys())
-                    or event.payload.get("scrubbed") is True  # already hashed: scrubbing is idempotent
-                ):
+                payload = _hashed(event.payload) if event is not None and touches else None
+                # No text anywhere in it, or already hashed (scrubbing is idempotent): kept as it is.
+                if event is None or payload in (None, event.payload) or event.payload.get("scrubbed") is True:
                     out.append(line)
                     continue
-                payload = {
-                    k: (hash_text(v) if k in TEXT_FIELDS and isinstance(v, str) else v)
-                    for k, v in event.payload.items()
-                }
                 payload["scrubbed"] = True
                 out.append(Event(event.kind, event.memory, payload, event.id, event.ts).to_line()[:-1].encode("utf-8"))
                 changed = True
@@ -202,6 +276,18 @@ class Journal:
                 fsio.write_atomic(path, b"\n".join(out))
         self._ids = None
         return scrubbed
+
+
+def _what(number: int, count: int) -> str:
+    """Unreadable line ``number`` of ``count``: only the last can lack its newline (a crash mid-append)."""
+    return "torn last line" if number == count else "invalid line"
+
+
+def _hashed(value: Any) -> Any:
+    """``value`` with the text of every :data:`TEXT_FIELDS` key, at any depth, replaced by its hash."""
+    if isinstance(value, dict):
+        return {k: hash_text(v) if k in TEXT_FIELDS and isinstance(v, str) else _hashed(v) for k, v in value.items()}
+    return [_hashed(v) for v in value] if isinstance(value, list) else value
 
 
 def hash_text(text: str) -> str:

@@ -93,6 +93,21 @@ def test_list_json_with_filters(run_cli: Callable[..., Result]) -> None:
     assert as_json(run_cli("list", "--lifecycle", "trial", "--json"))["memories"] == []
 
 
+def test_list_takes_the_trust_values_search_takes(run_cli: Callable[..., Result]) -> None:
+    learned = add_id(run_cli, "Learned fact")
+    system = add_id(run_cli, "System fact", "--trust", "system")
+    external = add_id(run_cli, "External fact", "--trust", "external")
+    for args in ((), ("--trust", "any")):  # before: "--trust any" was refused, exit 2
+        assert {m["id"] for m in as_json(run_cli("list", *args, "--json"))["memories"]} == {learned, system, external}
+    both = as_json(run_cli("list", "--trust", "system", "--trust", "external", "--json"))["memories"]
+    assert {m["id"] for m in both} == {system, external}
+    assert [m["id"] for m in as_json(run_cli("list", "--trust", "learned", "--json"))["memories"]] == [learned]
+    refused = run_cli("list", "--trust", "everything")
+    assert refused.exit_code == 2 and len(refused.stderr.splitlines()) == 1 and "'any'" in refused.stderr
+    search = run_cli("search", "fact", "--trust", "any", "--json")
+    assert search.exit_code == 0, search.output
+
+
 def test_correct_forget_rollback_json(run_cli: Callable[..., Result]) -> None:
     old = add_id(run_cli, "Deploy on Fridays")
     corrected = as_json(run_cli("correct", old, "Deploy on Mondays", "--json"))
@@ -163,7 +178,7 @@ def test_import_json_and_bad_lines(run_cli: Callable[..., Result], tmp_path: Pat
     result = run_cli("import", str(source), "--json")
     assert result.exit_code == 1 and "Traceback" not in result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"imported", "merged", "errors"} and len(data["imported"]) == 2
+    assert set(data) == {"imported", "merged", "unchanged", "errors"} and len(data["imported"]) == 2
     assert [e.split(":")[1] for e in data["errors"]] == ["2", "3"]
     errors = result.stderr.splitlines()
     assert len(errors) == 2 and all(line.startswith(f"error: {source}:") for line in errors)
@@ -171,6 +186,20 @@ def test_import_json_and_bad_lines(run_cli: Callable[..., Result], tmp_path: Pat
     clean = tmp_path / "clean.jsonl"
     clean.write_text("\ufeff" + json.dumps({"title": "Four", "type": "fact", "body": "fourth"}) + "\n")
     assert len(as_json(run_cli("import", str(clean), "--json"))["imported"]) == 1
+
+
+def test_importing_a_file_again_changes_nothing(run_cli: Callable[..., Result], vault: Vault, tmp_path: Path) -> None:
+    source = tmp_path / "facts.jsonl"
+    source.write_text(json.dumps({"id": "m-fact-1", "body": "The API listens on port 8080."}) + "\n"
+                      + json.dumps({"body": "Deploys run at noon."}) + "\n")
+    first = as_json(run_cli("import", str(source), "--json"))
+    assert len(first["imported"]) == 2
+    again = run_cli("import", str(source))  # before: exit 1 ("id m-fact-1 is already used") and proof_count 2
+    assert again.exit_code == 0 and again.stderr == ""
+    assert again.stdout.strip() == "imported 0 memories, 0 merged as evidence, 2 imported before, 0 lines failed"
+    memories = [e.memory for e in vault.scan().active()]
+    assert sorted(m.id for m in memories) == sorted(first["imported"])
+    assert all(m.proof_count == 1 for m in memories)
 
 
 def test_import_from_stdin(run_cli: Callable[..., Result]) -> None:
@@ -218,6 +247,13 @@ def test_one_off_and_forgotten_are_one_error_line(run_cli: Callable[..., Result]
     run_cli("forget", memory_id, "--permanent")
     assert_one_error(run_cli("add", "Private detail"), "permanently forgotten")
     assert_one_error(run_cli("rollback", memory_id), memory_id)
+
+
+def test_an_instruction_for_today_is_one_error_line(run_cli: Callable[..., Result]) -> None:
+    assert_one_error(run_cli("add", "Today, use the staging database"), "'Today' marks a one-off", "--force")
+    assert_one_error(run_cli("add", "Just for today, skip the e2e tests"), "one-off", "--force")
+    assert as_json(run_cli("list", "--json"))["memories"] == []
+    assert as_json(run_cli("add", "Today's date format is ISO 8601", "--json"))["created"]
 
 
 def test_nothing_to_undo(run_cli: Callable[..., Result]) -> None:

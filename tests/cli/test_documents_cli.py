@@ -195,3 +195,23 @@ def test_ingest_doc_leaves_the_indexes_current(vault: Vault, monkeypatch: pytest
     assert str(status["index"]).startswith("current")
     hits = as_json(run_cli("search", "release process changelog reviewers", "--json"))["hits"]
     assert {h["id"] for h in hits} & set(data["ids"])
+
+
+def test_a_remembered_output_is_searchable_at_once_and_a_default_search_says_it_is_there(
+        vault: Vault, monkeypatch: pytest.MonkeyPatch, run_cli: Callable[..., Result]) -> None:
+    monkeypatch.delenv("MEMVAULT_VAULT_AUTO_SYNC")
+    run_cli("add", "Reviews happen on Thursdays.")
+    output = "".join(f"FAILED tests/test_cart.py::test_case_{i} - AssertionError: quokkaberry checksum mismatch\n"
+                     for i in range(60))
+    reference = run_cli("remember-output", "--source", "tool:pytest", input=output)
+    memory_id = next(line[4:] for line in reference.stdout.splitlines() if line.startswith("id: "))
+    # Indexed by remember-output itself: no sync in between.
+    asked = as_json(run_cli("search", "quokkaberry checksum", "--trust", "external", "--json"))
+    assert memory_id in {hit["id"] for hit in asked["hits"]}
+    # A tool's output is an external source: never a hit of a default search, but the search says it is there
+    # (before: "no matches" and nothing more).
+    default = run_cli("search", "quokkaberry checksum")
+    assert default.exit_code == 0 and memory_id not in default.stdout
+    assert "from external sources match, left out" in default.stderr and "(trust external)" in default.stderr
+    data = as_json(run_cli("search", "quokkaberry checksum", "--json"))
+    assert data["hits"] == [] and "from external sources match" in data["notice"]

@@ -23,7 +23,7 @@ def real(make_vault: Callable[..., Vault]) -> Vault:
 
 def test_a_paraphrase_merges_and_unrelated_memories_stay(real: Vault) -> None:
     older = real.add(NewMemory(DEPLOY, tags=("deploy",))).id
-    newer = real.add(NewMemory(DEPLOY_PARAPHRASE, tags=("release",), trust="external")).id
+    newer = real.add(NewMemory(DEPLOY_PARAPHRASE, tags=("release",))).id
     tax = real.add(NewMemory(TAX)).id
     mobile = real.add(NewMemory(MOBILE)).id
     report = real.maintain()
@@ -31,12 +31,24 @@ def test_a_paraphrase_merges_and_unrelated_memories_stay(real: Vault) -> None:
     scan = real.scan()
     survivor = scan.get(older).memory
     assert survivor.body == DEPLOY + "\n" and survivor.proof_count == 2
-    assert survivor.tags == ("deploy", "release") and survivor.trust == "external"
+    assert survivor.tags == ("deploy", "release") and survivor.trust == "learned"
     assert scan.get(newer).in_trash and scan.get(newer).memory.extra["merged_into"] == older
     for kept in (tax, mobile):
         assert not scan.get(kept).in_trash and scan.get(kept).memory.links == ()
     assert real.maintain(replan=True).actions == []
     assert real.replay_diff() == []
+
+
+def test_an_external_paraphrase_links_to_the_trusted_memory_and_never_merges(real: Vault) -> None:
+    trusted = real.add(NewMemory(DEPLOY, trust="system")).id
+    copy = real.add(NewMemory(DEPLOY_PARAPHRASE, trust="external")).id
+    report = real.maintain()
+    assert "merge" not in report.counts() and report.counts().get("link") == 2
+    scan = real.scan()
+    assert scan.get(trusted).memory.trust == "system" and not scan.get(copy).in_trash
+    from vault_engine.retrieval.searcher import SearchRequest
+
+    assert [h.id for h in real.search(SearchRequest("production deploys make release")).hits] == [trusted]
 
 
 def test_a_no_longer_reversal_supersedes(real: Vault) -> None:

@@ -309,3 +309,106 @@ def test_ingest_through_claude_keeps_turns_on_429_and_timeout_then_retries(
     assert memory.title == DIGEST_INPUT["title"] and memory.trigger == DIGEST_INPUT["trigger"]
     assert all(turn.content in memory.body for turn in turns) and pending_turns(vault, "keys") == 0
     assert up.body()["model"] == SETTINGS.strong_model  # compaction uses the strong model
+
+
+# ---------------------------------------------------------------- governance's questions
+
+
+def test_compress_uses_the_fast_model(api: Callable[..., Api]) -> None:
+    mock = api(tool_reply("write_compressed", {"text": "Run ruff and mypy before every commit."}))
+    rule = "Before you commit anything at all, always run ruff, and then also run mypy, every single time."
+    assert mock.llm().compress(rule) == "Run ruff and mypy before every commit."
+    body = mock.body()
+    assert body["model"] == "fast-model" and body["tool_choice"] == {"type": "tool", "name": "write_compressed"}
+    assert rule in body["messages"][0]["content"]
+
+
+@pytest.mark.parametrize(("value", "expected"), [({"answer": True, "confident": True}, True),
+                                                 ({"answer": False, "confident": True}, False)])
+def test_dormant_and_stale_answer_yes_or_no(api: Callable[..., Api], value: dict[str, Any], expected: bool) -> None:
+    mock = api(tool_reply("report_judgement", value))
+    llm = mock.llm()
+    assert llm.dormant("Use the legacy VPN for the old billing host.", ["fix the signup form"]) is expected
+    assert "fix the signup form" in mock.body()["messages"][0]["content"]
+    assert llm.stale("In progress: migrating billing to Postgres 16.") is expected
+
+
+@pytest.mark.parametrize("value", [{"answer": True, "confident": False}, {"answer": "yes", "confident": True},
+                                   {"confident": True}])
+def test_an_unsure_or_unusable_judgement_is_no_answer(api: Callable[..., Api], value: dict[str, Any]) -> None:
+    llm = api(tool_reply("report_judgement", value)).llm()
+    unavailable(lambda: llm.stale("In progress: migrating billing."))
+
+
+def test_synthesize_uses_the_strong_model(api: Callable[..., Api]) -> None:
+    mock = api(tool_reply("write_synthesis", {"title": "Caroline's adoption plans",
+                                              "text": "Caroline researched agencies in May and applied in June."}))
+    found = mock.llm().synthesize([{"id": "m-1", "title": "Agencies", "text": "Caroline looked at agencies."},
+                                   {"id": "m-2", "title": "Application", "text": "Caroline applied in June."}])
+    assert (found.title, found.text) == ("Caroline's adoption plans",
+                                         "Caroline researched agencies in May and applied in June.")
+    body = mock.body()
+    assert body["model"] == "strong-model" and 'id="m-2"' in body["messages"][0]["content"]
+    unavailable(lambda: api(tool_reply("write_synthesis", {"title": "x"})).llm().synthesize([]))
+
+
+def test_an_unsure_judgement_is_told_from_an_unusable_one(api: Callable[..., Api]) -> None:
+    from vault_engine.errors import LlmUnsure
+
+    with pytest.raises(LlmUnsure):
+        api(tool_reply("report_judgement", {"answer": True, "confident": False})).llm().dormant("A rule.", [])
+    with pytest.raises(LlmUnavailable) as info:
+        api(tool_reply("report_judgement", {"answer": "yes", "confident": True})).llm().stale("A note.")
+    assert not isinstance(info.value, LlmUnsure)
+
+
+COMMIT_RULE = ("When you write commit messages for this repository, always make sure that the subject line is "
+               "written in the imperative mood and kept under 72 characters, and remember that the body should "
+               "explain why the change was made rather than what it changed, because the diff already shows that.")
+COMMIT_SHORT = ("Commit messages: imperative subject line under 72 characters; the body should explain why the "
+                "change was made.")
+
+
+def _rule_vault(make_vault: Callable[..., Any]) -> Any:
+    from vault_engine.index.fakes import HashEmbedder
+    from vault_engine.vault import Vault
+
+    text = (f"---\nid: m-rule\ntitle: Commit messages\ntype: collaboration-policy\ntier: hot\n"
+            f"created: 2026-04-01T09:00:00Z\n---\n{COMMIT_RULE}\n")
+    return Vault(make_vault({"memories/global/commits.md": text}).root, embedder=HashEmbedder())
+
+
+def test_maintain_compresses_a_hot_rule_through_the_api_once(
+        api: Callable[..., Api], make_vault: Callable[..., Any]) -> None:
+    from datetime import UTC, datetime
+
+    from vault_engine.governance.classify import COMPRESSED_FROM
+    from vault_engine.governance.maintain import maintain
+
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    vault = _rule_vault(make_vault)
+    mock = api(tool_reply("write_compressed", {"text": COMMIT_SHORT}))
+    report = maintain(vault, now=now, llm=mock.llm())
+    assert [(a.kind, a.memory) for a in report.actions] == [("compress", "m-rule")]
+    assert len(mock.requests) == 1 and COMMIT_RULE in mock.body()["messages"][0]["content"]
+    assert mock.body()["tool_choice"] == {"type": "tool", "name": "write_compressed"}
+    rule = vault.scan().get("m-rule").memory
+    assert rule.body == COMMIT_SHORT + "\n"
+    assert vault.scan().get(rule.extra[COMPRESSED_FROM]).memory.body == COMMIT_RULE + "\n"
+    assert maintain(vault, now=now, replan=True, llm=mock.llm()).actions == [] and len(mock.requests) == 1
+
+
+def test_a_rejected_or_failed_compression_through_the_api_keeps_the_rule(
+        api: Callable[..., Api], make_vault: Callable[..., Any]) -> None:
+    from datetime import UTC, datetime
+
+    from vault_engine.governance.maintain import maintain
+
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    for reply in (tool_reply("write_compressed", {"text": "Write commit subjects as short orders; say why below."}),
+                  status(529, "overloaded_error")):
+        vault = _rule_vault(make_vault)
+        before = (vault.root / "memories/global/commits.md").read_bytes()
+        mock = api(reply)
+        assert maintain(vault, now=now, llm=mock.llm()).actions == []
+        assert (vault.root / "memories/global/commits.md").read_bytes() == before and mock.requests

@@ -31,9 +31,10 @@ def factory(n: int) -> str:
             "the role tester, an active account and a default profile, for the fixtures in tests/factories.py.")
 
 
-def note(memory_id: str, body: str, updated: str, extra: str = "") -> str:
-    return (f"---\nid: {memory_id}\ntitle: {body.rstrip('.')}\ntype: fact\nauthority: explicit\nlifecycle: proven\n"
-            f"{extra}created: {updated}\nupdated: {updated}\n---\n{body}\n")
+def note(memory_id: str, body: str, updated: str, extra: str = "", title: str | None = None) -> str:
+    """A memory file titled ``title``, else as ``add`` titles ``body`` (its first sentence)."""
+    return (f"---\nid: {memory_id}\ntitle: {title or body.rstrip('.')}\ntype: fact\nauthority: explicit\n"
+            f"lifecycle: proven\n{extra}created: {updated}\nupdated: {updated}\n---\n{body}\n")
 
 
 def live(vault: Vault) -> Vault:
@@ -83,8 +84,9 @@ def test_correcting_a_memory_into_a_duplicate_of_an_older_one_shows_the_correcti
         # Its trigger makes it outrank the correction: without the rule it would be shown, the correction hidden.
         "memories/global/a.md": note(lowercase, "deploys go through the release pipeline on tuesdays", an_hour_ago,
                                      "trigger: when deploying on tuesdays\n"),
+        # A title someone wrote: the correction keeps it (a title made from the text would follow the text).
         "memories/global/b.md": note(wrong, "Deploys go through the release pipeline after the standup.",
-                                     "2025-02-10T09:00:00Z"),
+                                     "2025-02-10T09:00:00Z", title="When we ship"),
     }))
     vault.sync()
     corrected = vault.correct(wrong, "Deploys go through the release pipeline on Tuesdays.").id
@@ -101,11 +103,11 @@ def test_a_correction_that_keeps_a_title_with_another_value_is_not_hidden(make_v
         "memories/global/a.md": note(lowercase, "deploys go through the release pipeline on tuesdays.",
                                      "2025-01-10T09:00:00Z"),
         "memories/global/b.md": note(wrong, "Deploys go through the release pipeline on Mondays.",
-                                     "2025-02-10T09:00:00Z"),
+                                     "2025-02-10T09:00:00Z", title="Deploys through the release pipeline on Mondays"),
     }))
     vault.sync()
     corrected = vault.correct(wrong, "Deploys go through the release pipeline on Tuesdays.").id
-    # The same text as the older memory, but the kept title still says Mondays: both are shown.
+    # The same text as the older memory, but the title someone wrote, kept, still says Mondays: both are shown.
     ids = [h.id for h in vault.search(SearchRequest("deploys tuesdays release pipeline")).hits]
     assert corrected in ids and lowercase in ids and wrong not in ids
 

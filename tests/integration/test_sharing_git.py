@@ -370,3 +370,49 @@ def test_trash_emptied_on_one_machine_and_restored_on_another_loses_nothing(clon
         assert conflict_markers(where) == [] and git(where, "status", "--porcelain") == ""
         entry = Vault(where).find(kept)  # restored on one machine: kept on both
         assert not entry.in_trash
+
+
+def test_a_teammates_memories_are_marked_in_the_context_and_ones_own_are_not(clones: tuple[Path, Path, Path]) -> None:
+    _, a, b = clones
+    git(a, "config", "user.name", "ada")  # who each clone writes as: git's user.name
+    git(b, "config", "user.name", "bob")
+    legacy = a / "memories" / "global" / "legacy.md"  # written before memories named their sender
+    legacy.write_text("---\nid: m-legacy\ntitle: Release freeze\ntype: fact\ntier: hot\n---\n"
+                      "No releases on Fridays.\n", encoding="utf-8")
+    assert run(a, "git", "sync").returncode == 0
+    assert run(b, "git", "sync").returncode == 0
+    bobs = [memvault(b, "add", "The staging database is reset every night at 02:00.", "--tier", "hot").stdout.strip(),
+            memvault(b, "add", "Deploys of the api run from main after the CI passes.").stdout.strip()]
+    assert run(b, "git", "sync").returncode == 0
+    assert run(a, "git", "sync").returncode == 0
+    adas = memvault(a, "add", "Run the linters before every commit.", "--tier", "hot").stdout.strip()
+    assert run(a, "git", "sync").returncode == 0
+    before = {p: p.read_bytes() for p in (a / "memories").rglob("*.md")}
+    assert "sender: bob" in memvault(a, "show", bobs[0]).stdout
+    assert json.loads(memvault(a, "--json", "show", bobs[0]).stdout)["metadata"]["sender"] == "bob"
+
+    def reasons(where: Path, *args: str) -> dict[str, list[str]]:
+        manifest = json.loads(memvault(where, "--json", "context", "--task", "deploy the api to staging",
+                                       "--no-record", *args).stdout)
+        assert manifest["markdown"].count("from another sender") == sum(
+            "from another sender" in " ".join(item.get("why") or item.get("whyApplied"))
+            for item in [*manifest["resident"], *manifest["manifest"]])
+        return {item["id"]: item.get("why") or item["whyApplied"] for item in [*manifest["resident"],
+                                                                                *manifest["manifest"]]}
+
+    on_a = reasons(a)
+    assert set(bobs) | {adas, "m-legacy"} <= set(on_a)
+    for memory_id in bobs:
+        assert "from another sender: bob" in on_a[memory_id]
+    for memory_id in (adas, "m-legacy"):
+        assert not any(r.startswith("from another sender") for r in on_a[memory_id])
+    assert run(b, "git", "sync").returncode == 0
+    on_b = reasons(b)
+    assert "from another sender: ada" in on_b[adas]
+    assert not any(r.startswith("from another sender") for r in on_b[bobs[0]] + on_b["m-legacy"])
+    assert "from another sender: ada" in reasons(a, "--sender", "bob")[adas]
+    # Reading and syncing an unchanged vault change no tracked file: no file gains a sender.
+    memvault(a, "sync")
+    assert git(a, "status", "--porcelain") == ""
+    assert {p: p.read_bytes() for p in (a / "memories").rglob("*.md")} == before
+    assert "sender" not in legacy.read_text(encoding="utf-8")

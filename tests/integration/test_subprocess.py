@@ -114,7 +114,7 @@ def test_end_to_end(memvault_proc: Run, tmp_path: Path) -> None:
 
     shown = memvault_proc("show", memory_id, "--depth", "2", env={"MEMVAULT_DIR": str(root)})
     assert shown.returncode == 0 and "Use pytest fixtures, never setUp" in shown.stdout
-    assert "\ndetail: " in shown.stdout  # made offline on this first request and cached in the file
+    assert "\ndetail: " in shown.stdout  # made offline on this first request and cached under .memvault/
 
     forgotten = memvault_proc("forget", memory_id, "--vault", str(root))
     assert forgotten.returncode == 0 and "trash/" in forgotten.stdout
@@ -127,7 +127,8 @@ def test_end_to_end(memvault_proc: Run, tmp_path: Path) -> None:
 
     status = memvault_proc("status", "--json", "--vault", str(root))
     data = json.loads(status.stdout)
-    assert (data["memories"], data["trash"], data["journal_events"]) == (1, 0, 4)  # add, detail, forget, rollback
+    # add, forget, rollback: showing a memory is no event
+    assert (data["memories"], data["trash"], data["journal_events"]) == (1, 0, 3)
 
 
 def test_default_vault_is_created_under_home(memvault_proc: Run, isolated_env: Path, tmp_path: Path) -> None:
@@ -143,6 +144,23 @@ def test_errors_are_one_line_without_traceback(memvault_proc: Run, vault: Vault,
     assert_one_error(memvault_proc("--vault", str(vault.root), "show", "m-nope"), "m-nope")
     assert_one_error(memvault_proc("--vault", str(tmp_path), "list"), "no vault at")
     assert_one_error(memvault_proc("--vault", str(vault.root), "add", "x", "--scope", "project"), "--project")
+
+
+def test_a_torn_journal_line_warns_once_then_never(memvault_proc: Run, vault: Vault) -> None:
+    env = {"MEMVAULT_VAULT_AUTO_SYNC": "false"}  # no embedding model needed
+    first = memvault_proc("--vault", str(vault.root), "add", "We deploy on Fridays", env=env)
+    assert first.returncode == 0 and first.stderr == "", first.stderr
+    [journal] = vault.journal.files()
+    torn = b'{"id":"e-torn","kind":"add","mem'
+    journal.write_bytes(journal.read_bytes() + torn)  # what a crash mid-append leaves
+    runs = [memvault_proc("--vault", str(vault.root), *args, env=env)
+            for args in (("add", "Tests use pytest"), ("status",), ("journal", "replay"), ("add", "A third one"))]
+    assert [r.returncode for r in runs] == [0, 0, 0, 0], [r.stderr for r in runs]
+    # Before: every command that read the journal warned "torn last line skipped" (or "invalid line skipped").
+    said = [line for r in runs for line in (r.stdout + r.stderr).splitlines() if "journal/" in line]
+    assert len(said) == 1 and "torn last line moved to .memvault/journal-damaged/" in said[0], said
+    assert said[0] in runs[0].stderr
+    assert [p.read_bytes() for p in (vault.root / ".memvault" / "journal-damaged").iterdir()] == [torn + b"\n"]
 
 
 def test_busy_vault_in_a_subprocess(memvault_proc: Run, vault: Vault) -> None:

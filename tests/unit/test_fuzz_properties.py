@@ -22,7 +22,7 @@ from vault_engine import store
 from vault_engine.errors import MemoryFileError, VaultError
 from vault_engine.format import yamlsubset
 from vault_engine.format.memory import MAX_COUNT, Memory, decode, parse, render
-from vault_engine.governance.consolidate import _SUFFIXES, _tag_key, tag_canon
+from vault_engine.governance.tags import _SUFFIXES, _tag_key, tag_canon
 from vault_engine.vault import Vault
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -17,10 +17,9 @@ from vault_engine.governance.consolidate import (
     plan_links,
     plan_merges,
     plan_supersede,
-    plan_tags,
-    tag_canon,
 )
 from vault_engine.governance.similarity import Neighbours, text_similarity
+from vault_engine.governance.tags import plan_tags, tag_canon
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.vault import Vault
 
@@ -230,6 +229,20 @@ def test_episodes_never_merge() -> None:
     a = mem("m-a", "Standup: we talked about the release.", type="episode")
     b = mem("m-b", "Standup: we talked about the release!", type="episode", days_old=1)
     assert plan_merges(view_of(a, b), FakeSimilarity({("m-a", "m-b"): 0.99})) == []
+
+
+def test_turns_of_an_imported_conversation_never_merge_or_supersede() -> None:
+    """Two turns with the same words were said twice (a chat log imported one turn per memory)."""
+    a = mem("m-a", "That's awesome, Caroline!", source="conversation:c1#D1:4", days_old=9)
+    b = mem("m-b", "That's so awesome, Caroline!", source="conversation:c1#D7:2", days_old=1)
+    similarity = FakeSimilarity({("m-a", "m-b"): 0.98})
+    assert plan_merges(view_of(a, b), similarity) == []
+    c = mem("m-c", "Caroline does not paint anymore.", source="conversation:c1#D9:1", days_old=1)
+    d = mem("m-d", "Caroline paints.", source="conversation:c1#D2:1", days_old=9)
+    assert plan_supersede(view_of(c, d), FakeSimilarity({("m-c", "m-d"): 0.95})) == []
+    # The same texts as plain facts do merge.
+    plain = [m.replace(source="user") for m in (a, b)]
+    assert summary(plan_merges(view_of(*plain), similarity)) == [("merge", "m-a", ("m-b",))]
 
 
 def test_unrelated_text_does_not_merge_even_with_a_close_vector() -> None:

@@ -204,6 +204,63 @@ def test_invalid_middle_lines_are_skipped(journal: Journal) -> None:
     assert journal.known_ids() == {"e-1", "e-2", "e-3"}
 
 
+def repairing(folder: Path) -> Journal:
+    """A journal as an open vault has it: with the writer lock and a folder for the lines a repair moves."""
+    return Journal(folder, lock=fsio.WriterLock(folder.parent / ".memvault" / "lock", 1.0),
+                   aside=folder.parent / ".memvault" / "journal-damaged")
+
+
+def test_a_torn_line_is_moved_aside_once_and_later_reads_are_silent(
+        journal: Journal, caplog: pytest.LogCaptureFixture) -> None:
+    journal.append([ev("add", "m-a", "e-1"), ev("feedback", "m-a", "e-2", outcome="ignored")])
+    path = journal.folder / "2026-11.jsonl"
+    torn = tear_last_line(path)
+    with caplog.at_level(logging.WARNING, logger="vault_engine.journal"):
+        reader = repairing(journal.folder)
+        assert [e.id for e in reader.events()] == ["e-1"]
+        [message] = reader.warnings
+        assert message.startswith("journal/2026-11.jsonl:2: torn last line moved to "
+                                  ".memvault/journal-damaged/2026-11.e-")
+        assert caplog.messages == [message]
+        caplog.clear()
+        # Later readers, with or without the repair, meet nothing to warn about.
+        for later in (repairing(journal.folder), Journal(journal.folder)):
+            assert [e.id for e in later.events() if e.kind != "journal-repair"] == ["e-1"]
+            assert later.warnings == []
+        assert caplog.messages == []
+    [kept] = (journal.folder.parent / ".memvault" / "journal-damaged").iterdir()
+    assert kept.read_bytes() == torn + b"\n"  # nothing is lost
+    [repair] = [e for e in Journal(journal.folder).events() if e.kind == "journal-repair"]
+    assert repair.payload == {"file": "journal/2026-11.jsonl", "lines": [2], "bytes": len(torn) + 1,
+                              "sha256": hashlib.sha256(torn + b"\n").hexdigest(),
+                              "kept": f".memvault/journal-damaged/{kept.name}"}
+    assert all(json.loads(line) for line in lines_of(path))
+
+
+def test_an_invalid_line_is_repaired_before_the_next_append(journal: Journal) -> None:
+    journal.append([ev("add", "m-a", "e-1")])
+    path = journal.folder / "2026-11.jsonl"
+    path.write_bytes(path.read_bytes() + b"not json at all\n")
+    writer = repairing(journal.folder)
+    assert writer.append([ev("evidence", "m-a", "e-2")]) == [ev("evidence", "m-a", "e-2")]
+    assert writer.warnings and "journal/2026-11.jsonl:2: invalid line moved to" in writer.warnings[0]
+    assert sorted(e.kind for e in Journal(journal.folder).events()) == ["add", "evidence", "journal-repair"]
+    assert lines_of(path) == [ev("add", "m-a", "e-1").to_line().strip(), ev("evidence", "m-a", "e-2").to_line().strip()]
+
+
+def test_a_torn_line_met_while_another_writer_holds_the_lock_is_only_skipped(journal: Journal) -> None:
+    journal.append([ev("add", "m-a", "e-1"), ev("feedback", "m-a", "e-2", outcome="ignored")])
+    path = journal.folder / "2026-11.jsonl"
+    tear_last_line(path)
+    before = path.read_bytes()
+    reader = repairing(journal.folder)
+    assert reader.lock is not None
+    with fsio.WriterLock(reader.lock.path, 1.0).hold():  # another process appending right now
+        assert [e.id for e in reader.events()] == ["e-1"]
+    assert reader.warnings == ["journal/2026-11.jsonl:2: torn last line skipped"]
+    assert path.read_bytes() == before
+
+
 def test_events_are_read_in_file_order_and_hidden_files_are_ignored(journal: Journal) -> None:
     journal.append([ev("add", "m-b", "e-2", DEC), ev("add", "m-a", "e-1", NOV)])
     (journal.folder / ".2026-10.jsonl.abc.tmp").write_text(ev("add", "m-z", "e-9").to_line())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from vault_engine.format.text import clip, make_summary, make_title, sentences
+import pytest
+
+from vault_engine.format.text import clip, is_one_off, make_summary, make_title, sentences
 
 
 def test_sentences_split_at_sentence_ends_blank_lines_and_list_items() -> None:
@@ -35,3 +37,36 @@ def test_titles_summaries_and_clipping() -> None:
     assert make_summary(long, limit=60) == "First sentence here. A second sentence that goes on and on."
     assert make_summary("One sentence far longer than the limit allows it to be.", limit=20) == "One sentence far…"
     assert clip("one two three four", 9) == "one two…"
+
+
+@pytest.mark.parametrize(("text", "phrase"), [
+    ("Not this time, skip the linter", "Not this time"),
+    ("Just for today, use the staging database", "Just for today"),
+    ("Use tabs, for today only", "for today only"),
+    ("Today, use the staging database.", "Today"),
+    ("We ship on Fridays. today, skip the release", "today"),
+    ("Use the staging database today.", "today"),
+    ("Please deploy from the release branch today!", "today"),
+    ("Do not push to main today", "today"),
+    ("Skip the e2e tests for now", "for now"),
+    ("For now, don't run the migrations.", "For now"),
+])
+def test_one_off_instructions_for_this_time_today_or_now(text: str, phrase: str) -> None:
+    assert is_one_off(text) == phrase
+
+
+@pytest.mark.parametrize("text", [
+    "Today's date format is ISO 8601",
+    "The user reviews PRs today and every day",
+    "Today is the release day",
+    "Always run the linter, starting today",
+    "Use ISO dates from today",
+    "Use the new API as of today.",
+    "Run the linter on every commit from today on",
+    "For now, the API is read-only.",
+    "We use Postgres for now",
+    "Now, use pnpm instead of npm",
+    "Deploys happen today and every Friday",
+])
+def test_lasting_statements_that_mention_today_are_not_one_off(text: str) -> None:
+    assert is_one_off(text) is None

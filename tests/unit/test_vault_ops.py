@@ -116,6 +116,30 @@ def test_add_refuses_one_off_unless_forced(vault: Vault) -> None:
     assert forced.id in vault.scan().entries
 
 
+@pytest.mark.parametrize("text", [
+    "Just for today, use the staging database",
+    "Today, use the staging database for the demo.",
+    "Use the staging database today.",
+    "Skip the e2e tests for now",
+    "For now, don't run the migrations.",
+])
+def test_add_refuses_instructions_for_today_or_for_now(vault: Vault, text: str) -> None:
+    with pytest.raises(InvalidInput, match="one-off"):
+        vault.add(NewMemory(text))
+    assert list(vault.scan().entries) == [] and journal_kinds(vault) == []
+    assert vault.add(NewMemory(text), allow_one_off=True).created
+
+
+@pytest.mark.parametrize("text", [
+    "Today's date format is ISO 8601",
+    "The user reviews PRs today and every day",
+    "Always run the linter, starting today",
+    "For now, the API is read-only.",
+])
+def test_add_keeps_lasting_statements_that_mention_today(vault: Vault, text: str) -> None:
+    assert vault.add(NewMemory(text)).created
+
+
 def test_add_empty_text_is_refused(vault: Vault) -> None:
     with pytest.raises(InvalidInput):
         vault.add(NewMemory("  \n "))
@@ -198,6 +222,30 @@ def test_import_refuses_forgotten_text(vault: Vault) -> None:
     assert result.added == [] and isinstance(result.errors[0], ForgottenContent)
 
 
+def test_importing_the_same_file_again_changes_nothing(vault: Vault) -> None:
+    existing = vault.add(NewMemory("Deploys run at noon"))
+    lines = [
+        json.dumps({"title": "Ports", "body": "The API listens on port 8080."}),
+        json.dumps({"id": "m-custom-2", "title": "Custom", "body": "A record with its own id."}),
+        json.dumps({"body": "Deploys run at noon", "source": "document:runbook"}),  # evidence for `existing`
+    ]
+    first = vault.import_jsonl(lines, "facts.jsonl")
+    assert len(first.added) == 2 and first.merged == [existing.id] and first.errors == []
+    files = {p: (vault.root / p).read_bytes() for p in (e.path for e in vault.scan().entries.values())}
+    events = len(list(vault.journal.events()))
+    again = vault.import_jsonl(lines, "facts.jsonl")  # a retry: before, proof_count 3 and an "already used" error
+    assert (again.added, again.merged, again.errors) == ([], [], [])
+    assert again.unchanged == [*first.added, existing.id]
+    assert get(vault, existing.id).proof_count == 2
+    assert {p: (vault.root / p).read_bytes() for p in files} == files
+    assert len(list(vault.journal.events())) == events
+    # Another record with the same text is more evidence; the same line twice in one file counts once.
+    other = json.dumps({"body": "Deploys run at noon", "source": "conversation:s2"})
+    assert vault.import_jsonl([other, other], "more.jsonl").merged == [existing.id]
+    assert get(vault, existing.id).proof_count == 3
+    assert vault.replay_diff() == []
+
+
 # ---------------------------------------------------------------- correct
 
 
@@ -213,6 +261,32 @@ def test_correct_supersedes_both_ways(vault: Vault) -> None:
     assert path_of(vault, old.id) == old.path  # the old version stays where it was
     assert prior.body == "My name is Ada\n"
     assert vault.replay_diff() == []
+
+
+def test_correct_titles_and_names_the_new_version_after_the_new_text(vault: Vault) -> None:
+    old = vault.add(NewMemory("Deploys run on Mondays"))
+    linker = vault.add(NewMemory("See the deploy day note", extra={"links": ["[[deploys-run-on-mondays]]"]}))
+    result = vault.correct(old.id, "Deploys run on Tuesdays")
+    new = get(vault, result.id)
+    assert new.title == "Deploys run on Tuesdays"  # before: the old title, "Deploys run on Mondays"
+    assert result.path == f"memories/global/deploys-run-on-tuesdays-{result.id[-6:]}.md"
+    assert path_of(vault, old.id) == old.path and get(vault, old.id).title == "Deploys run on Mondays"
+    assert [e.payload["title"] for e in vault.journal.events(("correct",))] == ["Deploys run on Tuesdays"]
+    # A link by the old name still resolves: to the old version, which names its successor.
+    scan = vault.scan()
+    assert vault.resolve_links(scan.get(linker.id).memory, scan)[0]["id"] == old.id
+    assert get(vault, old.id).superseded_by == result.id
+    assert vault.replay_diff() == []
+
+
+def test_correct_keeps_a_title_someone_wrote_and_takes_a_given_one(vault: Vault) -> None:
+    old = vault.add(NewMemory("Deploys run on Mondays", title="Deploy day"))
+    kept = vault.correct(old.id, "Deploys run on Tuesdays")
+    assert get(vault, kept.id).title == "Deploy day"
+    assert kept.path == f"memories/global/deploy-day-{kept.id[-6:]}.md"
+    given = vault.correct(kept.id, "Deploys run on Wednesdays", title="Midweek deploys")
+    assert get(vault, given.id).title == "Midweek deploys"
+    assert given.path == f"memories/global/midweek-deploys-{given.id[-6:]}.md"
 
 
 def test_cannot_correct_superseded_or_trashed_or_unknown(vault: Vault) -> None:

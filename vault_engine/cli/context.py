@@ -25,17 +25,20 @@ from .root import cli
 @click.option("--no-record", is_flag=True, help="Preview only: do not journal the delivery.")
 @click.option("--overview", is_flag=True,
               help="A session's start: every current memory of the project may apply, not only those the task finds.")
+@click.option("--sender", metavar="NAME",
+              help="Who asks (default: [vault] sender, else git's user.name); memories of other senders are marked.")
 @common
 @click.pass_obj
 def context(settings: Settings, task: str, path: str | None, operation: str | None, phase: str | None,
             kind: str | None, project: str | None, budget: int | None, fmt: str, out: str | None,
-            no_record: bool, overview: bool) -> None:
+            no_record: bool, overview: bool, sender: str | None) -> None:
     """Render the context manifest for a task: what to always apply, and what may apply.
 
     \b
     Example:
         memvault context --task "add a login rate limit" --path src/auth/login.py
         memvault context --task "write release notes" --format json --budget 3000
+        memvault context --task "deploy the api" --sender ada
     """
     from ..context.director import TaskRequest, as_json_text, build, describe
     from ..fsio import write_atomic
@@ -46,7 +49,7 @@ def context(settings: Settings, task: str, path: str | None, operation: str | No
 
         key = identify(Path.cwd()).key
     request = TaskRequest(task, path=path, operation=operation, phase=phase, kind=kind, project=key, budget=budget,
-                          overview=overview)
+                          overview=overview, sender=sender)
     manifest = build(settings.open_vault(), request, record=not no_record)
     text = as_json_text(manifest) + "\n" if settings.as_json or fmt == "json" else manifest.markdown
     if out:

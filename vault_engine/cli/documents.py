@@ -110,17 +110,23 @@ def ingest_doc(settings: Settings, file: str, source: str | None, chunk_size: in
 @click.option("--min-chars", type=click.IntRange(min=0),
               help="Outputs shorter than this are not stored (default: [ingest] tool_output_min_chars, 1500).")
 @click.option("--project", help="Project key (default: global).")
+@click.option("--session", metavar="ID", help="The agent's session: its first 2 long outputs are printed back "
+                                              "whole (and stored), later ones as a reference.")
 @common
 @click.pass_obj
-def remember_output(settings: Settings, source: str, min_chars: int | None, project: str | None) -> None:
+def remember_output(settings: Settings, source: str, min_chars: int | None, project: str | None,
+                    session: str | None) -> None:
     """Keep a long tool output (read from stdin) and print a short reference in its place.
 
     A short output is not stored and is printed back unchanged. A stored one
-    prints its id, title, summary and the command that shows it in full.
+    prints its id, title, summary and the command that shows it in full. With
+    --session, the session's first two long outputs are stored and printed
+    back unchanged too; from the third on, the reference stands in.
 
     \b
     Example:
         pytest -q 2>&1 | memvault remember-output --source tool:pytest
+        pytest -q 2>&1 | memvault remember-output --source tool:pytest --session "$SESSION_ID"
     """
     from ..ingest.documents import remember_output as remember
     from ..ingest.documents import tool_source
@@ -130,14 +136,24 @@ def remember_output(settings: Settings, source: str, min_chars: int | None, proj
     text = _decode(data, "<stdin>")
     vault = settings.open_vault(write=True)
     llm = vault.llm()
-    result = remember(vault, text, source=source, llm=llm, min_chars=min_chars, project=project)
+    if session is not None:
+        from ..ingest.outputs import remember_session_output
+
+        kept = remember_session_output(vault, text, session=session, source=source, llm=llm, min_chars=min_chars,
+                                       project=project)
+        result, raw, shown = kept.result, kept.raw, kept.to_json()
+    else:
+        result = remember(vault, text, source=source, llm=llm, min_chars=min_chars, project=project)
+        raw, shown = not result.stored, result.to_json()
 
     def human() -> None:
-        if result.stored:
+        if not raw:
             click.echo(result.reference, nl=False)
         else:  # byte for byte: click.echo would drop colour codes when stdout is not a terminal
             stdout = sys.stdout.buffer
             stdout.write(data)
             stdout.flush()
+            if result.stored and result.ids:
+                click.echo(f"kept as {result.ids[0]} (expand: memvault show {result.ids[0]} --depth 2)", err=True)
 
-    emit(settings, result.to_json(), human)
+    emit(settings, shown, human)

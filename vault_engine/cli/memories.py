@@ -11,7 +11,7 @@ import click
 from ..format.memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
 from ..server.requests import DEPTHS
 from ..server.views import add_json, change_json, entry_json, entry_line, feedback_json
-from .options import Settings, common, emit
+from .options import Settings, common, emit, trust_option
 from .root import cli
 
 if TYPE_CHECKING:
@@ -101,7 +101,8 @@ def import_(settings: Settings, file: str) -> None:
     """Bulk add from JSONL: one memory per line (frontmatter keys plus "body").
 
     Valid lines are imported; each bad line is reported as FILE:LINE and the
-    exit code is 1 when any line failed.
+    exit code is 1 when any line failed. A record imported before changes
+    nothing, so importing a file again is safe.
     """
     from ..errors import InvalidInput
 
@@ -120,12 +121,13 @@ def import_(settings: Settings, file: str) -> None:
     data = {
         "imported": result.added,
         "merged": result.merged,
+        "unchanged": result.unchanged,
         "errors": [e.one_line() for e in result.errors],
     }
 
     def human() -> None:
         click.echo(f"imported {len(result.added)} memories, {len(result.merged)} merged as evidence, "
-                   f"{len(result.errors)} lines failed")
+                   f"{len(result.unchanged)} imported before, {len(result.errors)} lines failed")
 
     emit(settings, data, human)
     for error in result.errors:
@@ -144,12 +146,12 @@ def show(settings: Settings, memory_id: str, depth: int) -> None:
     """Show one memory by id, reading only as deep as needed.
 
     The detailed summary (depth 1) is written by the language model on the
-    first request and kept in the memory's file under "## Detail"; later
-    requests read it from there.
+    first request and kept in the detail cache under .memvault/; later
+    requests read it from there. Showing a memory never changes its file.
     """
     from ..server.service import read
 
-    result = read(settings.open_vault(write=depth >= 1), memory_id, depth)
+    result = read(settings.open_vault(), memory_id, depth)
     if result.warning:
         click.echo(result.warning, err=True)
     view = result.view
@@ -162,12 +164,12 @@ def show(settings: Settings, memory_id: str, depth: int) -> None:
 @click.option("--project", help="Only memories of this project key.")
 @click.option("--lifecycle", type=_choice(LIFECYCLES), help="Only this lifecycle.")
 @click.option("--tier", type=_choice(TIERS), help="Only this tier.")
-@click.option("--trust", type=_choice(TRUSTS), help="Only this trust level.")
+@trust_option("Only these trust levels (repeatable; any: all, the default).")
 @click.option("--trash", "include_trash", is_flag=True, help="Include trashed memories.")
 @common
 @click.pass_obj
 def list_(settings: Settings, type_: str | None, scope: str | None, project: str | None,
-          lifecycle: str | None, tier: str | None, trust: str | None, include_trash: bool) -> None:
+          lifecycle: str | None, tier: str | None, trust: tuple[str, ...], include_trash: bool) -> None:
     """List memories, filtered by any of the options."""
     entries, problems = settings.open_vault().list(
         type=type_, scope=scope, project=project, lifecycle=lifecycle, tier=tier, trust=trust,
@@ -191,7 +193,8 @@ def list_(settings: Settings, type_: str | None, scope: str | None, project: str
 @cli.command()
 @click.argument("memory_id", metavar="ID")
 @click.argument("text")
-@click.option("--title", help="New title (default: keep the old one).")
+@click.option("--title", help="New title (default: made from TEXT when the old title was made from the "
+                                "old text; a title someone wrote is kept).")
 @common
 @click.pass_obj
 def correct(settings: Settings, memory_id: str, text: str, title: str | None) -> None:

@@ -11,7 +11,10 @@ from typing import Any, TypeVar
 
 import click
 
+from ..format.memory import TRUSTS
+
 F = TypeVar("F", bound=Callable[..., Any])
+ANY_TRUST = "any"  # every trust level
 
 
 class ProgressBar:
@@ -81,6 +84,12 @@ def common(func: F) -> F:
     func = click.option("--vault", "_vault", type=click.Path(file_okay=False), expose_value=False,
                         callback=_merge_vault, help="Vault folder.")(func)
     return func
+
+
+def trust_option(help: str) -> Callable[[F], F]:
+    """``--trust LEVEL``, repeatable: a trust level or ``any``; the same values for every command
+    that filters by trust (``search``, ``list``)."""
+    return click.option("--trust", "trust", multiple=True, type=click.Choice((*TRUSTS, ANY_TRUST)), help=help)
 
 
 def emit(settings: Settings, data: Any, human: Callable[[], None]) -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..format.memory import TRUSTS, TYPES
-from .options import Settings, common, emit
+from ..format.memory import TYPES
+from .options import Settings, common, emit, trust_option
 from .root import cli
 
 
@@ -19,9 +19,8 @@ from .root import cli
 @click.option("--all-projects", is_flag=True, help="Search every project's memories, not only the current one's.")
 @click.option("--path", help="Only memories whose path selectors match PATH (or that have none).")
 @click.option("--type", "types", multiple=True, type=click.Choice(TYPES), help="Only this type (repeatable).")
-@click.option("--trust", "trust", multiple=True, type=click.Choice((*TRUSTS, "any")),
-              help="Only these trust levels (repeatable). Default: system and learned; "
-                   "external sources only when asked for, and labelled.")
+@trust_option("Only these trust levels (repeatable; any: all). Default: system and learned; "
+              "external sources only when asked for, and labelled.")
 @click.option("--weak", is_flag=True,
               help="When no memory clears the relevance floor, list the closest anyway (marked weak).")
 @click.option("--explain", is_flag=True, help="Show each lane's rank and each boost.")
@@ -49,7 +48,7 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
     vault = settings.open_vault()
     scope = search_project(project, all_projects, lambda: current_project(Path.cwd(), vault.root))
     result = vault.search(SearchRequest(query, limit=limit, project=scope, path=path, types=types, trust=trust,
-                                        weak=weak))
+                                        weak=weak, count_external=True))
     searched = f"searched {scope} and global memories; --all-projects to widen" if scope else None
 
     def human() -> None:

@@ -13,6 +13,10 @@ for an explicit memory, +25 per matching selector (project, path, task,
 operation, phase), +20 per success, -2 per ignore, -80 per correction or
 failure; then relevance to the task text; then title and id.
 
+In a shared vault, a memory whose ``sender`` is someone other than the
+current sender (the request's, else the vault's) says so in its reasons:
+``from another sender: bob`` (see :mod:`vault_engine.sharing.senders`).
+
 Delivery: the core profile (within the profile budget), passive/both
 memories, the hot tier and the few best matching proven policies go in
 full (the resident part); the rest become manifest entries (title, abstract, id,
@@ -34,9 +38,11 @@ from .. import store
 from ..errors import InvalidInput, VaultError
 from ..format.ids import new_event_id
 from ..format.text import clip
+from ..format.value import SYNTHESIS_SOURCE
 from ..index.catalog import CatalogRow
 from ..journal import Event
 from ..retrieval.selectors import path_matches
+from ..sharing import senders
 
 if TYPE_CHECKING:
     from ..vault import Vault
@@ -63,6 +69,7 @@ class TaskRequest:
     project: str | None = None
     budget: int | None = None
     overview: bool = False  # a session's start: every current memory of the project may apply
+    sender: str | None = None  # who asks (None: whoever the vault writes as); others' memories are marked
 
 
 @dataclass(slots=True)
@@ -300,6 +307,7 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
         manifest.markdown = ""
         return manifest
 
+    current = senders.clean(request.sender) or vault.sender
     ranked_ids = (relevance or _search_relevance(vault))(request, project)
     relevance_rank = {memory_id: n for n, memory_id in enumerate(ranked_ids, 1)}
     catalog_rows = _catalog_rows(vault, ranked_ids, project, request.overview)
@@ -317,6 +325,11 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
         if not standing and found is None and not overview:
             continue
         why += history_reasons(row)
+        if row.source == SYNTHESIS_SOURCE and row.links:  # its members are one `memvault show` away
+            why.append(f"overview of {len(row.links)} memories: {', '.join(row.links)}")
+        other = senders.other_sender(row.sender, current)
+        if other is not None:
+            why.append(senders.why(other))
         if found is not None:
             why.append(f"relevant to the task text (rank {found})")
         candidates.append(Candidate(row, score(row, matched), found, why, matched))

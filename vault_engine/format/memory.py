@@ -25,10 +25,10 @@ from .value import ALWAYS_WRITTEN, DATETIME_KEYS, KEY_ORDER, LIST_KEYS, MAX_COUN
 
 # Importers read the vocabularies, the value and the schema from here too: this module is the file format's face.
 __all__ = [
-    "ALWAYS_WRITTEN", "AUTHORITIES", "CLASSES", "DATETIME_KEYS", "DETAIL_HEADING", "ENUMS", "KEY_ORDER", "LIFECYCLES",
+    "ALWAYS_WRITTEN", "AUTHORITIES", "CLASSES", "DATETIME_KEYS", "ENUMS", "KEY_ORDER", "LIFECYCLES",
     "LIST_KEYS", "MAX_COUNT", "MAX_HEADER_CHARS", "OUTCOMES", "RECALLS", "SCOPES", "TIERS", "TRUSTS", "TYPES",
     "Memory", "ParsedFile", "content_digest", "decode", "from_fields", "load_header", "memory_text",
-    "normalize_text", "parse", "render", "render_header", "split", "split_detail", "text_digest", "with_detail",
+    "normalize_text", "parse", "render", "render_header", "split", "split_detail", "text_digest",
 ]
 
 try:  # the C loader is ~10x faster; fall back for builds without libyaml
@@ -243,9 +243,9 @@ def words_digest(text: str) -> str:
     return hashlib.sha256(" ".join(_WORDS.findall(normalize_text(text))).encode("utf-8")).hexdigest()
 
 
-# The detailed summary the engine caches at the end of a body (see vault_engine/detail.py):
-# "## Detail", a marker naming the digest of the text before it, then the summary.
-DETAIL_HEADING = "## Detail"
+# The detailed summary older releases cached at the end of a body (it now lives in the detail
+# cache, vault_engine/index/details.py): "## Detail", a marker naming the digest of the text
+# before it, then the summary.  Still read while current; never written.
 _DETAIL = re.compile(
     r"(?:\A|(?<=\n))## Detail\n\n<!-- memvault:detail sha256:([0-9a-f]{64}) chars:([0-9]{1,12}) -->\n(.*)\Z", re.S)
 
@@ -271,14 +271,6 @@ def split_detail(body: str) -> tuple[str, str | None, bool]:
     if not fresh:
         raw = body[: match.start()].rstrip("\n") + "\n" if body[: match.start()].strip() else ""
     return raw, detail, fresh
-
-
-def with_detail(raw: str, detail: str) -> str:
-    """``raw``, byte for byte, followed by a detail section for it."""
-    separator = "" if not raw else ("\n" if raw.endswith("\n") else "\n\n")
-    digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()
-    marker = f"<!-- memvault:detail sha256:{digest} chars:{len(raw)} -->"
-    return f"{raw}{separator}{DETAIL_HEADING}\n\n{marker}\n{detail.strip()}\n"
 
 
 def memory_text(memory: Memory) -> str:

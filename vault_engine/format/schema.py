@@ -260,6 +260,7 @@ def from_fields(raw: Mapping[str, Any], body: str = "", *, path: str | None = No
         supersedes=check.text("supersedes"),
         superseded_by=check.text("superseded_by"),
         source=check.text("source", default="user"),
+        sender=check.text("sender"),
         evidence=check.evidence(),
         proof_count=check.count("proof_count", 1),
         applied=check.applied(),

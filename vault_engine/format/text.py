@@ -7,8 +7,24 @@ import re
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _ONE_OFF = re.compile(
     r"(?i)\b(not this time|just this once|only this time|this time only|for now only|"
-    r"only for (?:now|this (?:task|session|run|once))|for this (?:task|session|run) only|"
-    r"skip (?:it|this) (?:today|this time))\b"
+    r"(?:just|only) for (?:now|today|this (?:task|session|run|once))|for (?:today|this (?:task|session|run)) only|"
+    r"just today|today only|skip (?:it|this) (?:today|this time))\b"
+)
+# An instruction for today (or for now) alone: a sentence that opens with the occasion and goes on
+# with an order ("Today, use the staging database"), or that gives an order and closes with it
+# ("Skip the e2e tests for now").  A statement ("Today's date format is ISO 8601", "For now, the
+# API is read-only") or a lasting rule ("Run the linter, starting today") is not one.
+_ORDER = (r"(?:(?:please|just)\s+)*(?:use|skip|run|deploy|push|merge|commit|release|ship|build|test|ignore|leave|"
+          r"avoid|disable|enable|turn|stop|keep|pause|hold|postpone|cancel|wait|work|answer|reply|write|add|"
+          r"remove|delete|drop|set|switch|point|go|do|don['’]t|do\s+not)\b")
+_SENTENCE_START = r"(?:^|(?<=[.!?;:])\s+|\n\s*)"
+_OCCASION_FIRST = re.compile(
+    rf"(?im){_SENTENCE_START}(?P<phrase>(?:for\s+)?today\s*,|for\s+now\s*,)\s*{_ORDER}"
+)
+_OCCASION_LAST = re.compile(
+    rf"(?im){_SENTENCE_START}{_ORDER}[^.!?;\n]*?"
+    r"(?<!\bfrom)(?<!\bsince)(?<!\buntil)(?<!\bafter)(?<!\bstarting)(?<!\bbeginning)(?<!\bincluding)(?<!\bas of)"
+    r"\s+(?P<phrase>(?:for\s+)?today|for\s+now)\s*(?:[.!?;]|$)"
 )
 
 
@@ -102,6 +118,13 @@ def make_summary(text: str, limit: int = 240) -> str:
 
 
 def is_one_off(text: str) -> str | None:
-    """The phrase that marks ``text`` as a one-off instruction, or None."""
+    """The phrase that marks ``text`` as a one-off instruction ("not this time", "just for today",
+    "Today, use ...", "... for now"), or None."""
     match = _ONE_OFF.search(text)
-    return match.group(0) if match else None
+    if match:
+        return match.group(0)
+    for pattern in (_OCCASION_FIRST, _OCCASION_LAST):
+        match = pattern.search(text)
+        if match:
+            return match.group("phrase").rstrip(" ,")
+    return None

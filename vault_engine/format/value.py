@@ -21,7 +21,7 @@ KEY_ORDER = (
     "paths", "tasks", "operations", "phases",
     "authority", "trust", "lifecycle", "recall", "tier", "importance",
     "summary", "trigger", "tags", "links", "supersedes", "superseded_by",
-    "source", "evidence", "proof_count", "applied", "last_applied", "occurred_at",
+    "source", "sender", "evidence", "proof_count", "applied", "last_applied", "occurred_at",
     "created", "updated", "trashed_at", "expires_at", "trashed_from",
 )
 # Written even when they hold their default, so a file shows its state at a glance.
@@ -33,6 +33,8 @@ LIST_KEYS = ("paths", "tasks", "operations", "phases", "tags", "links")
 # A key of the memory's own (kept in ``extra``): this memory is the version of ``<id>`` that lost
 # a merge (both machines of a shared vault changed it differently), kept for a person to settle.
 CONFLICT_OF = "conflict_of"
+SYNTHESIS_OF = "synthesis_of"  # a synthesis's members (``maintain`` writes syntheses: governance/synthesis.py)
+SYNTHESIS_SOURCE = "maintain:synthesis"
 DATETIME_KEYS = ("last_applied", "created", "updated", "trashed_at", "expires_at")
 MAX_HEADER_CHARS = 256 * 1024
 # Counts beyond this are not counts: the indexes (SQLite) and JSON readers (the plugin) keep up to here exactly.
@@ -72,6 +74,7 @@ class Memory:
     supersedes: str | None = None
     superseded_by: str | None = None
     source: str = "user"
+    sender: str | None = None  # who it came from in a shared vault (see vault_engine.sharing.senders)
     evidence: tuple[dict[str, Any], ...] = ()
     proof_count: int = 1
     applied: dict[str, int] = field(default_factory=empty_applied)

@@ -10,6 +10,7 @@ steps of ``maintain`` chain into one plan before anything is written.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -20,17 +21,22 @@ from ..config import VaultConfig
 from ..format.memory import Memory
 from ..format.value import CONFLICT_OF
 from ..store import Entry, Scan
+from .advice import Advisor
+from .classify import ORIGINAL_OF, STUB_OF
 
 # The fields governance may change on an existing memory, and their Python types.
 TUPLE_FIELDS = frozenset({"tags", "links", "evidence"})
 GOVERNED = frozenset({
     "tier", "tags", "links", "lifecycle", "superseded_by", "supersedes", "evidence", "proof_count",
     "trust", "applied", "importance",
+    "title", "summary", "body",  # a synthesis written again; a hot rule compressed
 })
 # Keys kept among a memory's extra (unknown) frontmatter keys; None removes the key.
-EXTRA_KEYS = frozenset({"merged_into", "compacted_into", "digest"})
+EXTRA_KEYS = frozenset({"merged_into", "compacted_into", "digest", "synthesis_of", "synthesis_key", "synthesis_by",
+                        "nature", "compressed_from", "original_of"})  # a rule retyped; a rule compressed
 
-KINDS = ("repair", "expire", "tags", "supersede", "merge", "link", "compact", "retire", "overflow", "decay")
+KINDS = ("repair", "expire", "stale", "tags", "supersede", "merge", "link", "synthesize", "resynthesize", "compact",
+         "retire", "retype", "redundant", "compress", "stub", "stub-gc", "overflow", "decay")
 
 
 def to_json(key: str, value: Any) -> Any:
@@ -98,6 +104,9 @@ class Change:
         }
 
 
+CREATING = ("compact", "synthesize")  # kinds that create a memory over ``related`` ones
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """One governance step on the vault, with the reason a person reads in the plan."""
@@ -113,8 +122,9 @@ class Action:
     related: tuple[str, ...] = ()  # other memories involved (shown in the plan)
 
     def key(self) -> tuple[str, frozenset[str]]:
-        """What a rollback vetoes: this kind of action on these memories (a digest's own id aside)."""
-        if self.kind == "compact":
+        """What a rollback vetoes: this kind of action on these memories (a new digest's or synthesis's
+        own id aside: planned again, it would get another)."""
+        if self.kind in CREATING:
             return (self.kind, frozenset(self.related))
         return (self.kind, frozenset({self.memory, *self.related}))
 
@@ -165,23 +175,29 @@ class View:
     entries: dict[str, Entry] = field(default_factory=dict)  # for the duplicate repair
     root: Path | None = None
     vetoes: frozenset[tuple[str, frozenset[str]]] = frozenset()  # actions a person rolled back
+    advisor: Advisor = field(default_factory=Advisor)  # a language model's answers (none by default)
+    tasks: tuple[str, ...] = ()  # the agent's recent tasks, newest first (see governance/stubs.py)
 
     @classmethod
     def from_scan(cls, scan: Scan, now: datetime, config: VaultConfig, root: Path | None = None,
-                  vetoes: frozenset[tuple[str, frozenset[str]]] = frozenset()) -> View:
+                  vetoes: frozenset[tuple[str, frozenset[str]]] = frozenset(),
+                  advisor: Advisor | None = None, tasks: tuple[str, ...] = ()) -> View:
         active: dict[str, Memory] = {}
         trashed: dict[str, Memory] = {}
         paths: dict[str, str] = {}
         for memory_id, entry in scan.entries.items():
             (trashed if entry.in_trash else active)[memory_id] = entry.memory
             paths[memory_id] = entry.path
-        return cls(active, paths, trashed, now, config, dict(scan.duplicates), dict(scan.entries), root, vetoes)
+        return cls(active, paths, trashed, now, config, dict(scan.duplicates), dict(scan.entries), root, vetoes,
+                   advisor or Advisor(), tasks)
 
-    def governed(self) -> Iterator[Memory]:
+    def governed(self, *, stubs: bool = False) -> Iterator[Memory]:
         """Active memories governance may change: not plain notes, not superseded, not the conflict
-        version a merge kept for a person to settle."""
+        version a merge kept for a person to settle, not the original a compressed rule keeps cold;
+        stubs (pointers with a lifecycle of their own, governance/stubs.py) only when asked for."""
         return (m for m in self.active.values()
-                if not m.plain and m.lifecycle != "superseded" and CONFLICT_OF not in m.extra)
+                if not m.plain and m.lifecycle != "superseded" and CONFLICT_OF not in m.extra
+                and ORIGINAL_OF not in m.extra and (stubs or STUB_OF not in m.extra))
 
     def after(self, actions: Iterable[Action]) -> View:
         """The view once ``actions`` are applied (pure: ``self`` is unchanged)."""
@@ -203,4 +219,4 @@ class View:
                 trashed.pop(memory_id, None)
             if action.kind == "repair":
                 duplicates.pop(action.memory, None)
-        return View(active, paths, trashed, self.now, self.config, duplicates, self.entries, self.root, self.vetoes)
+        return dataclasses.replace(self, active=active, paths=paths, trashed=trashed, duplicates=duplicates)

@@ -2,9 +2,11 @@
 
 Every hot memory with its type, nature (state or rule), age, value, size and
 what governance plans for it (keep, move now, move in N days, merge into
-ID); counts and budget use per tier; what a ``maintain`` run would do;
-invalid files; index freshness; and the count check between the files, the
-catalog and the vector index.  Nothing is written, not even the indexes.
+ID, retype, compress, stub, trash; what only the language model can decide
+is named, never asked: the audit makes no call); counts and budget use per
+tier; what a ``maintain`` run would do; invalid files; index freshness; and
+the count check between the files, the catalog and the vector index.
+Nothing is written, not even the indexes.
 """
 
 from __future__ import annotations
@@ -17,13 +19,18 @@ from typing import TYPE_CHECKING
 
 from .. import store
 from ..clock import now as clock
+from ..format.memory import Memory, memory_text
 from ..format.value import CONFLICT_OF
 from .actions import Action, View
-from .classify import age_days, ceil_days, is_protected, nature, resident_chars, retire_in_days, value
+from .classify import age_days, ceil_days, idle_days, is_protected, nature, resident_chars, retire_in_days, value
 from .compaction import uncompacted
+from .compression import candidate as compressible
+from .compression import due as compress_due
 from .forgetting import after_repairs, plan_repair
 from .maintain import load_similarity, plan, vetoes
-from .tiers import hot_memories
+from .stubs import candidate as stubbable
+from .stubs import overlap, recent_tasks
+from .tiers import hot_memories, usage
 
 if TYPE_CHECKING:
     from .ports import Governed
@@ -61,19 +68,38 @@ class Audit:
     conflicts: list[str] = field(default_factory=list)  # conflict versions a merge kept, to settle
 
 
+_NOW = {"overflow": "move now", "retire": "move now", "redundant": "move now", "retype": "retype to state now",
+        "stub": "stub now", "compress": "compress now"}
+
+
 def _plan_for(memory_id: str, actions: list[Action], memory_nature: str, retire_days: float | None,
-              protected: bool) -> str:
+              protected: bool, hint: str | None = None) -> str:
     for action in actions:
         if action.kind == "merge" and memory_id in action.trash:
             return f"merge into {action.memory}"
-        if action.kind in ("overflow", "retire") and action.memory == memory_id:
-            return f"move now ({action.reason})"
+        if action.kind in _NOW and action.memory == memory_id:
+            return f"{_NOW[action.kind]} ({action.reason})"
+        if action.kind in ("stale", "stub-gc") and memory_id in action.trash:
+            return f"trash now ({action.reason})"
         if action.kind == "supersede" and memory_id in action.related:
             return f"superseded by {action.memory}"
     # A protected state never retires; one past its age that is not planned was moved back by a person.
     if memory_nature == "state" and retire_days is not None and retire_days > 0 and not protected:
         return f"move in {ceil_days(retire_days)} days"
-    return "keep"
+    return hint or "keep"
+
+
+def _model_hint(memory: Memory, view: View) -> str | None:
+    """What ``maintain`` would ask the language model about a hot memory (the audit asks nothing)."""
+    config = view.config
+    due = compress_due(memory, config) if compressible(memory, config) else None
+    if due is not None and due <= view.now and ("compress", frozenset({memory.id})) not in view.vetoes:
+        return "compress if the language model shortens it acceptably"
+    if (usage(view).ratio >= config.tiers.hard_ratio and view.tasks and stubbable(memory, view)
+            and idle_days(memory, view.now) >= config.tiers.stub_idle_days
+            and overlap(f"{memory.title}\n{memory_text(memory)}", view.tasks) is None):
+        return "stub if the language model confirms it is dormant"
+    return None
 
 
 def _index_counts(vault: Governed) -> dict[str, int | None]:
@@ -101,7 +127,8 @@ def audit(vault: Governed, *, now: datetime | None = None) -> Audit:
     from ..index.sync import freshness
     stamp = now or clock()
     scan = vault.scan()
-    view = View.from_scan(scan, stamp, vault.config, vault.root, vetoes(vault.journal))
+    tasks = recent_tasks(vault.journal, stamp, vault.config.tiers.activity_days)
+    view = View.from_scan(scan, stamp, vault.config, vault.root, vetoes(vault.journal), tasks=tasks)
     repairs = plan_repair(view)  # as maintain: interrupted moves are finished before the plan
     view = after_repairs(view, repairs)
     actions = repairs + plan(view, load_similarity(vault, view))
@@ -118,7 +145,8 @@ def audit(vault: Governed, *, now: datetime | None = None) -> Audit:
             value=round(value(memory, stamp, vault.config), 3),
             chars=resident_chars(memory),
             protected=protected,
-            plan=_plan_for(memory.id, actions, kind, retire_in_days(memory, stamp, vault.config), protected),
+            plan=_plan_for(memory.id, actions, kind, retire_in_days(memory, stamp, vault.config), protected,
+                           _model_hint(memory, view)),
         ))
     active = list(view.governed())
     expiries = sorted(m.expires_at.isoformat() for m in view.trashed.values() if m.expires_at is not None)

@@ -10,6 +10,10 @@ Deterministic heuristics, pure functions of a memory and the clock.
   recently the memory was used or written, then how its deliveries worked out.
 - **Decay** halves a memory's weight every ``decay.half_life_days`` since it
   was last used (else written); important memories do not decay.
+- **Protection**: explicit core profiles and memories at or above
+  ``tiers.protect_importance`` never move out of the hot tier; with red lines
+  (a ``red-line`` tag, or words such as "non-negotiable") they also keep
+  their words: never compressed, stubbed or retyped.
 """
 
 from __future__ import annotations
@@ -50,6 +54,16 @@ _HOT_WORDS = re.compile(
     r"\b(?:important|critical|crucial|red[- ]line|non-negotiable|must always|must never|never ever)\b", re.I
 )
 NEVER_DECAY_TYPES = frozenset({"core-profile", "episode", "document"})
+# A rule a person marked as not to be touched: the tag, or these words in its title or text.
+RED_LINE_TAGS = frozenset({"red-line", "redline"})
+_RED_LINE = re.compile(
+    r"\b(?:red[- ]?line|non-negotiable|zero tolerance|never ever|under no circumstances)\b", re.I
+)
+
+# Keys governance writes on the memories it makes of a hot rule (see governance/compression.py, stubs.py).
+STUB_OF = "stub_of"  # a stub: the short hot pointer to a dormant rule moved cold
+COMPRESSED_FROM = "compressed_from"  # a compressed hot rule: the cold memory holding its original text
+ORIGINAL_OF = "original_of"  # that cold memory: the original text of the compressed hot rule
 
 
 def nature(memory: Memory) -> str:
@@ -69,6 +83,16 @@ def nature(memory: Memory) -> str:
     return "rule"
 
 
+def done_markers(text: str) -> list[str]:
+    """The distinct completion words of ``text`` ("migrated", "shipped", "rolled back"), lowercased, sorted."""
+    return sorted({" ".join(m.group(0).lower().split()) for m in _DONE.finditer(text)})
+
+
+def instructs(text: str) -> bool:
+    """Whether ``text`` has a behaviour word ("always", "never", "should", "prefers", "use", ...)."""
+    return _BEHAVIOUR.search(text) is not None
+
+
 def hot_reason(memory: Memory, config: VaultConfig) -> str | None:
     """Why a new memory with no tier given belongs in the hot tier: its importance or a hot word."""
     if memory.importance >= config.tiers.hot_importance:
@@ -81,6 +105,29 @@ def is_protected(memory: Memory, config: VaultConfig) -> bool:
     """Never moved out of the hot tier: explicit core-profile memories and importance >= the protect level."""
     explicit_profile = memory.type == "core-profile" and memory.authority == "explicit"
     return explicit_profile or memory.importance >= config.tiers.protect_importance
+
+
+def is_red_line(memory: Memory) -> bool:
+    """Marked by a person as a red line: a ``red-line`` tag, or "red line", "non-negotiable",
+    "zero tolerance", "never ever", "under no circumstances" in its title or text."""
+    if any(tag.strip().lower() in RED_LINE_TAGS for tag in memory.tags):
+        return True
+    return _RED_LINE.search(f"{memory.title}\n{memory_text(memory)}") is not None
+
+
+def keeps_its_words(memory: Memory, config: VaultConfig) -> str | None:
+    """Why a hot rule is never compressed, stubbed, retyped or dropped as redundant (None: it may be):
+    protected (:func:`is_protected`) or a red line (:func:`is_red_line`)."""
+    if memory.type == "core-profile" and memory.authority == "explicit":
+        return "explicit core profile"
+    if memory.importance >= config.tiers.protect_importance:
+        return f"importance {memory.importance:g}"
+    return "red line" if is_red_line(memory) else None
+
+
+def is_stub(memory: Memory) -> bool:
+    """A stub: the hot pointer governance left in place of a dormant rule it moved cold."""
+    return isinstance(memory.extra.get(STUB_OF), str)
 
 
 def _aware(moment: date | datetime | None) -> datetime | None:

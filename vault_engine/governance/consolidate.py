@@ -1,4 +1,4 @@
-"""Consolidation: tag variants, contradictions, near-duplicate merges and cross-links.
+"""Consolidation: contradictions, near-duplicate merges and cross-links (tag variants: :mod:`.tags`).
 
 Pairs come from embedding neighbours within one scope and project and are
 judged with word overlap too (``consolidation.*`` in ``memvault.toml``):
@@ -21,7 +21,8 @@ judged with word overlap too (``consolidation.*`` in ``memvault.toml``):
   other's ``link_limit`` closest) link both ways, so a memory gains at most
   ``link_limit`` links per run.
 
-Episodes and documents (raw records, digests included) never merge or supersede.
+Raw records (episodes, documents, digests, the turns of an imported conversation) and syntheses never
+merge or supersede.
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..format.memory import TRUSTS, Memory, normalize_text
+from ..format.value import SYNTHESIS_SOURCE
 from ..index.fulltext import STOPWORDS
 from ..retrieval.statements import NEGATION as _NEGATION
 from ..retrieval.statements import NUMBER as _NUMBER
+from ..retrieval.threads import thread_of
 from .actions import Action, Change, View, merge_changes
 from .classify import moment_key
 from .similarity import Similarity, group_of, text_similarity, words
@@ -78,12 +81,19 @@ def _order(a: Memory, b: Memory) -> tuple[Memory, Memory]:
 RAW_TYPES = frozenset({"episode", "document"})
 
 
+def is_record(memory: Memory) -> bool:
+    """A raw record of what happened or what was said: an episode, a document, or one turn of an imported
+    conversation (``source: conversation:<id>#<turn>``).  Two turns with the same words ("That's great!")
+    were said twice; merging them would lose one."""
+    return memory.type in RAW_TYPES or thread_of(memory.source) is not None
+
+
 def candidate_pairs(view: View, similarity: Similarity, floor: float) -> list[Pair]:
     """Pairs of governed memories of one group and type whose cosine reaches ``floor``, best first.
 
     Raw records (episodes, documents, digests) are left out: they never merge or supersede.
     """
-    governed = {m.id: m for m in view.governed() if m.type not in RAW_TYPES}
+    governed = {m.id: m for m in view.governed() if not is_record(m) and m.source != SYNTHESIS_SOURCE}
     seen: set[tuple[str, str]] = set()
     out = []
     for memory_id in sorted(governed):
@@ -191,76 +201,6 @@ def _resolve(link: str, stems: dict[str, str], ids: Iterable[str]) -> str | None
     if text in ids:
         return text
     return stems.get(text.lower())
-
-
-# ---------------------------------------------------------------- tags
-
-
-def _tag_key(tag: str) -> str:
-    key = tag.strip().lower().replace("_", "-").replace(" ", "-")
-    if len(key) > 4 and key.endswith("ies"):
-        return key[:-3] + "y"
-    if len(key) > 4 and key.endswith(("sses", "xes", "ches", "shes")):
-        return key[:-2]  # classes, boxes, branches, pushes
-    if len(key) > 4 and key.endswith("ses"):
-        return key[:-1]  # releases, databases, cases: the word itself ends in -se
-    if len(key) > 3 and key.endswith("s") and not key.endswith("ss"):
-        return key[:-1]
-    return key
-
-
-# Word endings that make a variant of the same tag (plurals are folded by ``_tag_key`` first).
-_SUFFIXES = frozenset({"s", "es", "d", "ed", "er", "ing", "ment", "ion"})
-
-
-def tag_canon(tags: Iterable[str]) -> dict[str, str]:
-    """Each tag variant (case, plural, a short suffix) mapped to the one form the vault keeps.
-
-    Variants group by their lowercased singular; a key that extends another by
-    a word ending ("deploy" / "deployment", "test" / "testing", see
-    ``_SUFFIXES``) joins it when the shorter has at least four letters, so
-    "post" / "postgres" and "data" / "database" stay apart.  The kept form is
-    the shortest, lowercase first, then the most used.
-    """
-    counts: dict[str, int] = {}
-    for tag in tags:
-        counts[tag] = counts.get(tag, 0) + 1
-    groups: dict[str, list[str]] = {}
-    for tag in counts:
-        groups.setdefault(_tag_key(tag), []).append(tag)
-    keys = sorted(groups, key=lambda k: (len(k), k))
-    parent = {k: k for k in keys}
-    # Each key looks only at the few keys it could extend (itself less one ending), so a
-    # header of 20,000 distinct tags costs 20,000 steps, not 20,000 squared.
-    for long in keys:
-        shorter = [long[: -len(s)] for s in _SUFFIXES if len(long) - len(s) >= 4 and long.endswith(s)]
-        roots = [k for k in shorter if k in parent and parent[k] == k]
-        if roots:
-            parent[long] = min(roots, key=lambda k: (len(k), k))
-    members: dict[str, list[str]] = {}
-    for key, variants in groups.items():
-        members.setdefault(parent[key], []).extend(variants)
-    out: dict[str, str] = {}
-    for variants in members.values():
-        keep = min(variants, key=lambda t: (len(t), t != t.lower(), -counts[t], t))
-        for variant in variants:
-            out[variant] = keep
-    return out
-
-
-def plan_tags(view: View) -> list[Action]:
-    """Tag variants rewritten to one form across the vault."""
-    governed = sorted(view.governed(), key=lambda m: m.id)
-    canon = tag_canon(t for m in governed for t in m.tags)
-    out = []
-    for memory in governed:
-        new = tuple(dict.fromkeys(canon.get(t, t) for t in memory.tags))
-        change = Change.of(memory, tags=new)
-        if change is not None:
-            renamed = sorted({f"{t} -> {canon[t]}" for t in memory.tags if canon.get(t, t) != t})
-            reason = "tag variants: " + ", ".join(renamed) if renamed else "repeated tag removed"
-            out.append(Action("tags", memory.id, reason, changes=(change,)))
-    return out
 
 
 # ---------------------------------------------------------------- contradictions
@@ -467,14 +407,18 @@ def plan_links(view: View, similarity: Similarity) -> list[Action]:
     settings = view.config.consolidation
     # A digest links to its episodes already; digests are written after this step, so linking them
     # would leave work for the next run.
-    governed = {m.id: m for m in view.governed() if not m.extra.get("digest")}
+    # Syntheses link to their members when written, and are no memory's "closest": an overview
+    # restates its members, and taking their places would change which memories link.
+    syntheses = {i for i, m in view.active.items() if m.source == SYNTHESIS_SOURCE}
+    governed = {m.id: m for m in view.governed() if not m.extra.get("digest") and m.id not in syntheses}
     stems = _stems(view)
     top: dict[str, dict[str, float]] = {}
     for memory_id in sorted(governed):
         memory = governed[memory_id]
         picks: dict[str, float] = {}
         closest = [(i, c) for i, c in similarity.neighbours(memory_id)
-                   if c >= settings.crosslink_similarity and i != memory_id][: settings.link_limit]
+                   if c >= settings.crosslink_similarity and i != memory_id and i not in syntheses
+                   ][: settings.link_limit]
         for other_id, cosine in closest:
             other = governed.get(other_id)
             if other is not None and group_of(other) == group_of(memory):

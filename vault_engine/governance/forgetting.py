@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from .. import store
 from ..errors import MemoryFileError
 from ..format.memory import Memory, memory_text, normalize_text
@@ -119,4 +121,5 @@ def after_repairs(view: View, repairs: list[Action]) -> View:
         (trashed if entry.in_trash else active)[memory_id] = entry.memory
         paths[memory_id] = kept
         entries[memory_id] = entry
-    return View(active, paths, trashed, view.now, view.config, duplicates, entries, view.root, view.vetoes)
+    return dataclasses.replace(view, active=active, paths=paths, trashed=trashed, duplicates=duplicates,
+                               entries=entries)

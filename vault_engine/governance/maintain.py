@@ -1,13 +1,17 @@
 """``maintain``: the governance pipeline, planned in full, then applied; and its undo.
 
 Order (fixed): repair what a crash left (temp files of cut-short writes,
-corrections not journalled, interrupted moves), expire the trash, normalise tags,
-supersede contradicted memories, merge near-duplicates, cross-link related
-memories, compact old episodes, retire hot states, bring the hot tier under
-its budget, and trash decayed ones (last: a memory the tier steps just moved
-cold decays in the same run, not the next).  Each step plans on the view the
-previous steps leave, so the plan is what applying it will do, and a second
-run with no new input plans nothing.
+corrections not journalled, interrupted moves), expire the trash, trash stale
+notes (before anything merges or links them), normalise tags, supersede
+contradicted memories, merge near-duplicates, cross-link related memories,
+synthesise, compact old episodes, then the hot tier, what loses least first:
+retire hot states, retype rules that are records of things done, move idle
+rules the cold tier already states, compress long old rules, stub dormant
+rules (under hard pressure), and only then overflow by value; last, trash
+decayed ones (a memory the tier steps just moved cold decays in the same
+run, not the next).  Each step plans on the view the previous steps leave,
+so the plan is what applying it will do, and a second run with no new input
+plans nothing.
 
 Applying an action first appends one ``govern`` journal event holding every
 field's before and after value and every path it will write (write-ahead),
@@ -33,29 +37,43 @@ from ..errors import IndexStale, NothingToUndo, VaultError
 from ..format.memory import Memory, ParsedFile, memory_text, render, text_digest
 from ..journal import Event, Journal
 from ..store import Entry
-from .actions import TUPLE_FIELDS, Action, View, field_value, from_json, with_values
+from .actions import CREATING, TUPLE_FIELDS, Action, View, field_value, from_json, with_values
+from .advice import Advisor
 from .compaction import plan_compaction
-from .consolidate import plan_links, plan_merges, plan_supersede, plan_tags
+from .compression import plan_compress
+from .consolidate import plan_links, plan_merges, plan_supersede
 from .forgetting import after_repairs, plan_decay, plan_expiry, plan_repair
 from .ports import Governed, Writes
+from .rules import plan_redundant, plan_retype
 from .settled import STATE_FILE, fingerprint, is_settled, mark_maintained, next_due
 from .settled import last_maintained as last_maintained  # re-exported: the watcher's schedule
 from .similarity import Neighbours, Similarity, gist_vectors
+from .stale import plan_stale
+from .stubs import plan_stubs, recent_tasks
+from .synthesis import plan_synthesis
+from .tags import plan_tags
 from .tiers import plan_overflow, plan_retire
 
 if TYPE_CHECKING:
     from ..index.embedder import Embedder
+    from ..llm.base import Llm
 
 Planner = Callable[[View, Similarity], list[Action]]
 
 STEPS: tuple[tuple[str, Planner], ...] = (
     ("expire", lambda view, _: plan_expiry(view)),
+    ("stale", lambda view, _: plan_stale(view)),
     ("tags", lambda view, _: plan_tags(view)),
     ("supersede", plan_supersede),
     ("merge", plan_merges),
     ("link", plan_links),
+    ("synthesize", plan_synthesis),
     ("compact", lambda view, _: plan_compaction(view)),
     ("retire", lambda view, _: plan_retire(view)),
+    ("retype", lambda view, _: plan_retype(view)),
+    ("redundant", plan_redundant),
+    ("compress", lambda view, _: plan_compress(view)),
+    ("stub", lambda view, _: plan_stubs(view)),
     ("overflow", lambda view, _: plan_overflow(view)),
     ("decay", lambda view, _: plan_decay(view)),
 )
@@ -119,7 +137,7 @@ def vetoes(journal: Journal) -> frozenset[tuple[str, frozenset[str]]]:
             p = undone.payload
             related = [str(x) for x in p.get("related") or []]
             kind = str(p.get("kind"))
-            ids = frozenset(related) if kind == "compact" else frozenset({undone.memory, *related})
+            ids = frozenset(related) if kind in CREATING else frozenset({undone.memory, *related})
             out.add((kind, ids))
     return frozenset(out)
 
@@ -233,8 +251,11 @@ class Executor:
 
 def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = None,
              steps: Iterable[str] | None = None, similarity: Similarity | None = None,
-             embedder: Embedder | None = None, replan: bool = False) -> MaintainReport:
+             embedder: Embedder | None = None, replan: bool = False, llm: Llm | None = None) -> MaintainReport:
     """Plan the whole pipeline; unless ``dry_run``, apply it (see the module docstring).
+
+    ``llm`` answers the steps that need a model's judgement (see :mod:`.advice`); without one they
+    do only what needs none.
 
     A vault left settled by an earlier run (see :mod:`.settled`) is not planned
     again unless ``replan``; partial runs (``steps``) and injected
@@ -252,7 +273,7 @@ def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = N
                 swept = True
             if is_settled(vault, stamp):
                 return MaintainReport([], applied=not dry_run, seconds=time.perf_counter() - started, settled=True)
-    if similarity is None and (steps is None or {"supersede", "merge", "link"} & set(steps)):
+    if similarity is None and (steps is None or {"supersede", "merge", "link", "redundant"} & set(steps)):
         try:
             vault.sync(embedder=embedder)
         except VaultError as exc:  # the plan still runs on what is indexed
@@ -264,14 +285,16 @@ def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = N
         if not dry_run and vault.finish_corrections(scan):  # corrections a crash cut short
             scan = vault.scan()
         vetoed = vetoes(vault.journal)
-        view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
+        tasks = recent_tasks(vault.journal, stamp, vault.config.tiers.activity_days)
+        advisor = Advisor(llm, vault.root)
+        view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed, advisor, tasks)
         repairs = plan_repair(view)
         repaired: list[Event] = []
         if repairs and not dry_run:
             executor = Executor(vault, scan, stamp)
             repaired = [executor.apply(a) for a in repairs]
             scan = vault.scan()
-            view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed)
+            view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed, advisor, tasks)
         elif repairs:
             view = after_repairs(view, repairs)
         if similarity is None:
@@ -287,9 +310,11 @@ def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = N
             settled, due = None, None
             if whole:  # settled when nothing is left to do: planning the result again finds nothing
                 after = view.after(actions)
-                if not actions or not plan(after, similarity):
+                # ... and no model failed: an unavailable model is asked again next run.
+                if (not actions or not plan(after, similarity)) and not advisor.failed():
                     settled, due = fingerprint(vault), next_due(after)
             mark_maintained(vault.root, settled=settled, due=due)
+        advisor.save()
     report.seconds = time.perf_counter() - started
     return report
 

@@ -26,14 +26,20 @@ from typing import TYPE_CHECKING, Any
 from .. import fsio, store
 from ..version import __version__
 from .actions import View
-from .classify import _aware, is_protected, nature, written_at
+from .classify import _aware, idle_days, is_protected, is_stub, nature, written_at
+from .compression import candidate as compressible
+from .compression import due as compress_due
 from .forgetting import decays
+from .rules import redundant_due, retype_due
+from .stale import stale_due
+from .stubs import candidate as stubbable
+from .tiers import usage
 
 if TYPE_CHECKING:
     from .ports import Governed
 
 STATE_FILE = "maintain.json"
-RULES_VERSION = "1"  # bump when a planner changes what it plans on the same input
+RULES_VERSION = "2"  # bump when a planner changes what it plans on the same input
 
 
 def fingerprint(vault: Governed) -> str:
@@ -81,7 +87,32 @@ def next_due(view: View) -> datetime | None:
                 continue
             days = config.decay.half_life_days * math.log2(memory.importance / config.decay.forget_below)
             moments += _later(last, days)
+    moments += [m for m in _rule_moments(view) if m > view.now]
     return min(moments) if moments else None
+
+
+def _rule_moments(view: View) -> list[datetime]:
+    """When the clock alone makes a hot rule old or idle enough for retype, redundant, compress or
+    stub, a stub old enough to collect, or an in-progress note idle enough to judge (moments that
+    find nothing to do then only cost a plan)."""
+    config, now = view.config, view.now
+    ratio = usage(view).ratio
+    out: list[datetime | None] = []
+    for memory in view.governed(stubs=True):
+        out.append(stale_due(memory, now, config))
+        if memory.tier != "hot":
+            continue
+        out.append(retype_due(memory, config))
+        if compressible(memory, config):
+            out.append(compress_due(memory, config))
+        if ratio >= config.tiers.soft_ratio:
+            out.append(redundant_due(memory, now, config))
+        if ratio >= config.tiers.hard_ratio:
+            if view.tasks and stubbable(memory, view):
+                out.append(now + timedelta(days=config.tiers.stub_idle_days - idle_days(memory, now)))
+            if is_stub(memory) and memory.created is not None:
+                out += _later(_aware(memory.created) or now, config.tiers.stub_gc_min_age_days)
+    return [m for m in out if m is not None]
 
 
 def _later(moment: datetime, days: float) -> list[datetime]:

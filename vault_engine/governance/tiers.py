@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..config import VaultConfig
 from ..format.memory import Memory, normalize_text
 from .actions import Action, Change, View
-from .classify import age_days, hot_reason, is_protected, moment_key, nature, resident_chars, value
+from .classify import age_days, hot_reason, is_protected, is_stub, moment_key, nature, resident_chars, value
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +32,8 @@ class Usage:
 
 
 def hot_memories(view: View) -> list[Memory]:
-    return [m for m in view.governed() if m.tier == "hot"]
+    """The resident memories governance sees, stubs included."""
+    return [m for m in view.governed(stubs=True) if m.tier == "hot"]
 
 
 def usage(view: View) -> Usage:
@@ -50,7 +51,7 @@ def plan_retire(view: View) -> list[Action]:
     days = view.config.tiers.state_retire_days
     out = []
     for memory in sorted(hot_memories(view), key=lambda m: m.id):
-        if is_protected(memory, view.config) or nature(memory) != "state":
+        if is_protected(memory, view.config) or is_stub(memory) or nature(memory) != "state":
             continue
         age = age_days(memory, view.now)
         if age >= days:
@@ -59,8 +60,9 @@ def plan_retire(view: View) -> list[Action]:
 
 
 def overflow_order(view: View) -> list[tuple[Memory, str]]:
-    """Movable hot memories, first to go first, each with the reason it goes."""
-    hot = sorted(hot_memories(view), key=lambda m: (moment_key(m.created), m.id))
+    """Movable hot memories, first to go first, each with the reason it goes (stubs have a
+    collection of their own: :mod:`.stubs`)."""
+    hot = sorted((m for m in hot_memories(view) if not is_stub(m)), key=lambda m: (moment_key(m.created), m.id))
     movable = [m for m in hot if not is_protected(m, view.config)]
     seen: dict[str, str] = {}
     dups: list[tuple[Memory, str]] = []

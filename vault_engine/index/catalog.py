@@ -4,7 +4,7 @@ Lives in ``.memvault/catalog.sqlite``.  It is the record of what the indexes
 hold (id, path, content hash), which sync plans against, and it carries what
 search needs to filter, rank and show a hit without opening a single file:
 scope, project, type, trust, lifecycle, status, title, summary, trigger, path
-selectors, links and the boost signals.  Written last by sync, so a crash
+selectors, links, the sender and the boost signals.  Written last by sync, so a crash
 mid-sync leaves an older catalog that simply re-plans the unfinished work.
 """
 
@@ -23,12 +23,12 @@ from ..store import ID_SUFFIX, Entry
 from .derived import gist
 from .guard import IndexDb, stale_on_error
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 COLUMNS = (
     "id", "path", "hash", "status", "type", "scope", "project", "trust", "lifecycle", "tier",
     "title", "summary", "trigger", "paths", "tags", "links", "created", "updated", "occurred_at",
     "proof_count", "applied", "dup_key", "tasks", "operations", "phases", "authority", "recall", "importance",
-    "last_applied", "source", "thread", "gist",
+    "last_applied", "source", "thread", "gist", "sender",
 )
 JSON_COLUMNS = ("paths", "tags", "links", "applied", "tasks", "operations", "phases")
 TUPLE_COLUMNS = ("paths", "tags", "links", "tasks", "operations", "phases")
@@ -70,6 +70,7 @@ class CatalogRow:
     source: str = ""
     thread: str = ""  # the conversation a turn belongs to (see threads.py), else ""
     gist: str = ""  # what the indexes read as its summary (see derived.gist): a turn's text to its neighbours
+    sender: str = ""  # who it came from in a shared vault ("": not known)
 
     @property
     def in_trash(self) -> bool:
@@ -92,7 +93,7 @@ def row_from_memory(memory: Memory, path: str, digest: str, *, trashed: bool) ->
         tasks=tuple(memory.tasks), operations=tuple(memory.operations), phases=tuple(memory.phases),
         authority=memory.authority, recall=memory.recall, importance=float(memory.importance),
         last_applied=memory.last_applied, source=memory.source, thread=(thread_of(memory.source) or ("", ""))[0],
-        gist=gist(memory),
+        gist=gist(memory), sender=memory.sender or "",
     )
 
 

@@ -23,6 +23,7 @@ from ..format.memory import content_digest
 from ..fsio import remove_temps, write_atomic
 from ..retrieval import threads
 from ..store import Entry
+from . import details
 from .catalog import Catalog, CatalogRow, row_from_entry
 from .derived import (
     COMPOSED_LANES,
@@ -417,7 +418,7 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
 
     With ``paths`` (relative paths that changed), only those files are looked
     at; otherwise the whole vault is walked (cheaply: unchanged stats are not read).
-    Order of writes: vectors, full text, pages, catalog, stat cache.  The catalog
+    Order of writes: vectors, full text, pages, the detail cache, catalog, stat cache.  The catalog
     is the record sync plans against, so a crash before its commit just re-plans
     the rest; a walk of the whole vault removes the temp files such a crash left.
     """
@@ -434,6 +435,11 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
     if batch.documents or plan.deleted:
         indexes.fulltext.apply(batch.documents, plan.deleted)
     _update_pages(root, indexes, plan, batch.rows, disk.stat_cache != old_cache)
+    # Before the catalog too: the detailed summaries of memories gone (all of them, on a walk of the whole vault).
+    if paths is None or full:
+        details.prune(root, disk.files)
+    elif plan.deleted:
+        details.drop(root, plan.deleted)
     if batch.rows or plan.deleted:
         indexes.catalog.apply(batch.rows, plan.deleted)
     # After the catalog: derived from it, and refilled from it when lost.

@@ -354,7 +354,7 @@ class _Compacter:
     def _write(self, tx: Transaction, memory: Memory, scan: Scan, turns: int, redacted: int) -> Episode:
         vault = self.vault
         related = linked_memories(memory, scan)
-        memory = memory.replace(links=tuple(e.memory.id for e in related))
+        memory = memory.replace(links=tuple(e.memory.id for e in related), sender=memory.sender or vault.sender)
         rel = store.choose_path(vault.root, store.folder_for(memory), memory)
         tx.write(rel, memory)
         events = [vault.add_event(memory, source=memory.source, session=self.session, turns=turns,

@@ -294,7 +294,8 @@ def _ingest(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_size: in
         answer = _clean(llm.digest(clean[start:end], list(tags), kind="document"), "Untitled document")
         digests.append(answer)
         tags += [t for t in answer.tags if t not in tags]  # later parts reuse the earlier parts' tags
-    memories = _parts(spans, digests, clean, digest, scope=scope, project=project, trust=trust, source=source)
+    memories = _parts(spans, digests, clean, digest, scope=scope, project=project, trust=trust, source=source,
+                      sender=vault.sender)
     ids = [m.id for m in memories]
     with vault.transaction() as tx:
         events = list(vault.journal.events())
@@ -329,7 +330,7 @@ def _ingest(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_size: in
 
 
 def _parts(spans: list[tuple[int, int]], digests: list[Digest], clean: str, digest: str, *, scope: str,
-           project: str | None, trust: str, source: str) -> list[Memory]:
+           project: str | None, trust: str, source: str, sender: str | None = None) -> list[Memory]:
     """One linked ``document`` memory per span of ``clean`` (each links to its neighbours)."""
     stamp = now()
     count = len(spans)
@@ -354,6 +355,7 @@ def _parts(spans: list[tuple[int, int]], digests: list[Digest], clean: str, dige
             "tags": list(answer.tags),
             "links": links,
             "source": source,
+            "sender": sender,
             "created": stamp,
             "updated": stamp,
             DIGEST_KEY: digest,

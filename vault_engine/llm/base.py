@@ -64,6 +64,14 @@ class Delta:
         return {"op": self.op, "target": self.target, "title": self.title, "text": self.text, "reason": self.reason}
 
 
+@dataclass(frozen=True, slots=True)
+class Synthesis:
+    """A higher-level memory over a cluster of related memories: a title and an overview text."""
+
+    title: str
+    text: str
+
+
 class Llm(Protocol):
     """A language model as memvault uses it.  Every method may raise ``LlmUnavailable``."""
 
@@ -88,4 +96,20 @@ class Llm(Protocol):
         """Learning deltas from recent journal ``evidence`` (``kind``, ``memory``, ``payload``, ``ts``)
         about the ``memories`` it involves (``id``, ``title``, ``text``, ``authority``, ``lifecycle``,
         ``applied``)."""
+        ...
+
+    def compress(self, text: str) -> str:
+        """A shorter text of the standing rule ``text`` that keeps every instruction it gives."""
+        ...
+
+    def dormant(self, text: str, recent_tasks: Sequence[str]) -> bool:
+        """Whether the standing rule ``text`` has gone dormant: nothing in ``recent_tasks`` needs it."""
+        ...
+
+    def stale(self, text: str) -> bool:
+        """Whether the in-progress note ``text`` is stale: the work it tracks is over or abandoned."""
+        ...
+
+    def synthesize(self, members: Sequence[Mapping[str, str]]) -> Synthesis:
+        """An overview of related memories (each ``id``, ``title``, ``text``): what they say together."""
         ...

@@ -12,6 +12,10 @@ raises :class:`~vault_engine.errors.LlmUnavailable` instead of writing junk.
 - **reflect** (strong model): ``propose_deltas`` {deltas: [{op, target, title,
   text, reason}]}; an unknown op, an update/supersede/forget without a
   target, or a create/update without text makes the whole reply unusable.
+- **compress** (fast model): ``write_compressed`` {text}.
+- **dormant**, **stale** (fast model): ``report_judgement`` {answer,
+  confident}; an answer given without confidence is no answer (``LlmUnsure``).
+- **synthesize** (strong model): ``write_synthesis`` {title, text}.
 
 :attr:`ClaudeLlm.name` is ``anthropic:<fast_model>``, the model behind most
 calls; conversation digests use ``strong_model`` (both are in the settings).
@@ -35,9 +39,29 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from ..config import LlmSettings
-from ..errors import LlmUnavailable
+from ..errors import LlmUnavailable, LlmUnsure
 from ..format.text import clip
-from .base import DELTA_OPS, RECALLS, Delta, Digest, Sense, Turn
+from .base import DELTA_OPS, RECALLS, Delta, Digest, Sense, Synthesis, Turn
+from .claude_tools import (
+    COMPRESS_TOOL,
+    DETAIL_TOOL,
+    DIGEST_TOOL,
+    JUDGE_TOOL,
+    MAX_DELTA_TEXT,
+    MAX_DELTAS,
+    MAX_DETAIL,
+    MAX_INPUT_CHARS,
+    MAX_REASON,
+    MAX_SUMMARY,
+    MAX_TAG,
+    MAX_TITLE,
+    MAX_TRIGGER,
+    REFLECT_TOOL,
+    SENSE_TOOL,
+    SYNTHESIS_TOOL,
+    SYSTEM,
+    TRIGGER_START,
+)
 
 if TYPE_CHECKING:
     from anthropic import APIStatusError
@@ -46,110 +70,6 @@ if TYPE_CHECKING:
 BACKOFF_BASE = 1.0  # seconds before the first retry; doubles after each
 BACKOFF_CAP = 30.0  # the longest computed wait
 RETRY_AFTER_CAP = 60.0  # the longest wait a server's retry-after can ask for
-MAX_TITLE, MAX_SUMMARY, MAX_TRIGGER, MAX_TAG, MAX_DETAIL = 120, 400, 200, 40, 2000
-MAX_DELTAS, MAX_DELTA_TEXT, MAX_REASON = 20, 4000, 300
-MAX_INPUT_CHARS = 60_000  # text sent per call; longer text is cut (callers chunk documents already)
-TRIGGER_START = "When I need"
-
-SYSTEM = (
-    "You maintain the long-term memory of an AI agent. Memories are short markdown files the agent "
-    "reads later. Answer only by calling the tool you are given, with every field filled in."
-)
-
-SENSE_TOOL: ToolParam = {
-    "name": "report_topic",
-    "description": "Report whether the new turn changes the topic of the buffered conversation "
-    "and how loaded the buffer is.",
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "topic_shift": {
-                "type": "boolean",
-                "description": "True when the new turn starts a different subject from the buffer; "
-                "false for follow-ups, acknowledgements and short replies.",
-            },
-            "load": {
-                "type": "number",
-                "minimum": 0,
-                "maximum": 1,
-                "description": "How complete and substantial the buffer plus the new turn is as one memory: "
-                "0 = just started, 1 = a finished exchange that should be saved now.",
-            },
-        },
-        "required": ["topic_shift", "load"],
-    },
-}
-
-DIGEST_TOOL: ToolParam = {
-    "name": "write_digest",
-    "description": "Write the head of one memory: title, summary, trigger, recall mode and tags.",
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "title": {"type": "string", "maxLength": MAX_TITLE, "description": "A short specific title."},
-            "summary": {"type": "string", "maxLength": MAX_SUMMARY,
-                        "description": "One to three sentences: what was said, decided or learned."},
-            "trigger": {"type": "string", "maxLength": MAX_TRIGGER,
-                        "description": "When the agent should recall this, from the agent's side, "
-                        "starting 'When I need'."},
-            "recall": {"type": "string", "enum": list(RECALLS),
-                       "description": "passive: always in context (standing rules, preferences); "
-                       "active: found by search when relevant; both."},
-            "tags": {"type": "array", "minItems": 1, "maxItems": 3, "items": {"type": "string"},
-                     "description": "1 to 3 short lower-case tags, reusing existing tags where they fit."},
-        },
-        "required": ["title", "summary", "trigger", "recall", "tags"],
-    },
-}
-
-DETAIL_TOOL: ToolParam = {
-    "name": "write_detail",
-    "description": "Write a detailed summary of the text.",
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "detail": {"type": "string", "description": "A detailed summary in 3 to 8 sentences of plain prose."},
-        },
-        "required": ["detail"],
-    },
-}
-
-REFLECT_TOOL: ToolParam = {
-    "name": "propose_deltas",
-    "description": "Propose learning deltas for the agent's inferred memories from the recent evidence.",
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "deltas": {
-                "type": "array",
-                "maxItems": MAX_DELTAS,
-                "description": "One entry per change worth making; an empty list when nothing is to be learned.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "op": {"type": "string", "enum": list(DELTA_OPS),
-                               "description": "create: a new memory; update: new text for the target; "
-                               "supersede: the target no longer holds; forget: the target is useless; "
-                               "noop: the evidence needs no change."},
-                        "target": {"type": "string",
-                                   "description": "The id of the memory changed (required for update, "
-                                   "supersede and forget; empty for create)."},
-                        "title": {"type": "string", "maxLength": MAX_TITLE,
-                                  "description": "A short specific title (for create and update)."},
-                        "text": {"type": "string", "maxLength": MAX_DELTA_TEXT,
-                                 "description": "The memory's full new text (required for create and update)."},
-                        "reason": {"type": "string", "maxLength": MAX_REASON,
-                                   "description": "One sentence: which evidence supports this."},
-                    },
-                    "required": ["op", "reason"],
-                },
-            },
-        },
-        "required": ["deltas"],
-    },
-}
-
-
 class ClaudeLlm:
     """:class:`~.base.Llm` through the Anthropic Messages API.
 
@@ -245,6 +165,55 @@ class ClaudeLlm:
         )
         answer = self._call(self.settings.strong_model, prompt, REFLECT_TOOL, max_tokens=2048)
         return _deltas(answer.get("deltas"))
+
+    def compress(self, text: str) -> str:
+        prompt = (
+            "This is a standing rule an AI agent keeps in its always-loaded memory. Rewrite it shorter: keep "
+            "every instruction, name, number and condition, drop repetition and filler, add nothing.\n\n"
+            f"<rule>\n{_cut(text)}\n</rule>"
+        )
+        answer = self._call(self.settings.fast_model, prompt, COMPRESS_TOOL, max_tokens=1024)
+        return _text(answer, "text", "write_compressed", MAX_DETAIL)
+
+    def dormant(self, text: str, recent_tasks: Sequence[str]) -> bool:
+        tasks = "\n".join(f"- {clip(t, 200)}" for t in recent_tasks[:50]) or "(none)"
+        prompt = (
+            "An AI agent keeps this standing rule in its always-loaded memory.\n\n"
+            f"<rule>\n{_cut(text)}\n</rule>\n\nThe tasks it was given lately:\n<tasks>\n{_cut(tasks)}\n</tasks>\n\n"
+            "Is the rule dormant: none of these tasks needed it, and nothing suggests it will be needed soon? "
+            "Answer confident=false when you cannot tell."
+        )
+        return self._judge(prompt)
+
+    def stale(self, text: str) -> bool:
+        prompt = (
+            "An AI agent keeps this note about work in progress.\n\n"
+            f"<note>\n{_cut(text)}\n</note>\n\n"
+            "Is it stale: the work it tracks is finished, abandoned or superseded, so the note no longer helps? "
+            "Answer confident=false when you cannot tell."
+        )
+        return self._judge(prompt)
+
+    def synthesize(self, members: Sequence[Mapping[str, str]]) -> Synthesis:
+        listed = "\n\n".join(f"<memory id=\"{m.get('id', '')}\" title=\"{m.get('title', '')}\">\n"
+                              f"{clip(m.get('text', ''), 4000)}\n</memory>" for m in members)
+        prompt = (
+            "These memories of an AI agent are related (one theme, person or project). Write one higher-level "
+            "memory over them: a short title and an overview of what they establish together.\n\n"
+            f"{_cut(listed)}"
+        )
+        answer = self._call(self.settings.strong_model, prompt, SYNTHESIS_TOOL, max_tokens=1024)
+        return Synthesis(title=_text(answer, "title", "write_synthesis", MAX_TITLE),
+                         text=_text(answer, "text", "write_synthesis", MAX_DETAIL))
+
+    def _judge(self, prompt: str) -> bool:
+        answer = self._call(self.settings.fast_model, prompt, JUDGE_TOOL, max_tokens=200)
+        verdict, confident = answer.get("answer"), answer.get("confident")
+        if not isinstance(verdict, bool) or not isinstance(confident, bool):
+            raise _unusable("report_judgement", "answer and confident are not booleans")
+        if not confident:
+            raise LlmUnsure("the model could not tell")
+        return verdict
 
     # ------------------------------------------------------------ the call
 

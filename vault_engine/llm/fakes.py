@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import LlmUnavailable
-from .base import Delta, Digest, Sense, Turn
+from .base import Delta, Digest, Sense, Synthesis, Turn
 
 
 class UnusedLlm:
@@ -27,6 +27,18 @@ class UnusedLlm:
 
     def reflect(self, evidence: Sequence[Mapping[str, Any]], memories: Sequence[Mapping[str, Any]]) -> list[Delta]:
         raise AssertionError("reflect was not expected")
+
+    def compress(self, text: str) -> str:
+        raise AssertionError("compress was not expected")
+
+    def dormant(self, text: str, recent_tasks: Sequence[str]) -> bool:
+        raise AssertionError("dormant was not expected")
+
+    def stale(self, text: str) -> bool:
+        raise AssertionError("stale was not expected")
+
+    def synthesize(self, members: Sequence[Mapping[str, str]]) -> Synthesis:
+        raise AssertionError("synthesize was not expected")
 
 
 class UnreachableLlm(UnusedLlm):
@@ -49,4 +61,16 @@ class UnreachableLlm(UnusedLlm):
         raise LlmUnavailable(self.message)
 
     def reflect(self, evidence: Sequence[Mapping[str, Any]], memories: Sequence[Mapping[str, Any]]) -> list[Delta]:
+        raise LlmUnavailable(self.message)
+
+    def compress(self, text: str) -> str:
+        raise LlmUnavailable(self.message)
+
+    def dormant(self, text: str, recent_tasks: Sequence[str]) -> bool:
+        raise LlmUnavailable(self.message)
+
+    def stale(self, text: str) -> bool:
+        raise LlmUnavailable(self.message)
+
+    def synthesize(self, members: Sequence[Mapping[str, str]]) -> Synthesis:
         raise LlmUnavailable(self.message)

@@ -23,9 +23,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..errors import LlmUnavailable
 from ..format.text import HEADING, TOOL_NOTE, clip, first_sentence, make_title
 from ..index.fulltext import STOPWORDS
-from .base import Delta, Digest, Sense, Turn
+from .base import Delta, Digest, Sense, Synthesis, Turn
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]+")
 _ROLES = r"(?:user|assistant|system|human|ai|tool)"
@@ -169,3 +170,32 @@ class OfflineLlm:
                 deltas.append(Delta("forget", target, reason=f"ignored or overridden {misses} times, "
                                     "never used successfully"))
         return deltas
+
+    # Judgements need a model: offline there is no answer, and governance does nothing it would decide.
+
+    def compress(self, text: str) -> str:
+        raise LlmUnavailable("no language model: rules are not compressed offline")
+
+    def dormant(self, text: str, recent_tasks: Sequence[str]) -> bool:
+        raise LlmUnavailable("no language model: dormancy is not judged offline")
+
+    def stale(self, text: str) -> bool:
+        raise LlmUnavailable("no language model: staleness is not judged offline")
+
+    def synthesize(self, members: Sequence[Mapping[str, str]]) -> Synthesis:
+        """An extractive overview: what the members share as the title, each member's first sentence."""
+        texts = [f"{m.get('title', '')}\n{m.get('text', '')}" for m in members]
+        shared = Counter(w for t in texts for w in dict.fromkeys(keywords(t, 12)))
+        common = [w for w, n in shared.most_common() if n >= 2][:3] or keywords("\n".join(texts), 3)
+        lines = []
+        for member in members:
+            title = str(member.get("title", "")).strip()
+            body = " ".join(str(member.get("text", "")).split())
+            sentence = clip(first_sentence(body) if body else "", 240)
+            said = " ".join(sentence.rstrip(".!?").split()).casefold()
+            named = " ".join(title.rstrip(".!?").split()).casefold()
+            # A title made from the text is its first words: the sentence alone says it.
+            own = sentence and said.startswith(named)
+            lines.append(f"- {sentence}" if own else f"- {title}: {sentence}".rstrip(": "))
+        title = clip(f"Overview: {', '.join(common)}" if common else "Overview", 120)
+        return Synthesis(title=title, text="\n".join(lines))

@@ -24,6 +24,9 @@ class SearchRequest:
     types: tuple[str, ...] = ()
     trust: tuple[str, ...] = ()  # empty: system and learned (and external if configured)
     weak: bool = False  # when no hit clears the relevance floor, list the closest anyway (marked weak)
+    # With no hit to list and the default trust levels: say in the notice how many memories of external
+    # sources match (a second pass over the query; a person's search asks for it, the context director not).
+    count_external: bool = False
 
 
 @dataclass(slots=True)

@@ -47,6 +47,7 @@ from .request import Hit, SearchRequest, SearchResult, allowed_trust
 __all__ = ["Hit", "SearchRequest", "SearchResult", "Searcher"]  # the request types, for callers that search
 
 MAX_REVIVABLE = 3
+EXTERNAL = "external"  # the trust level a default search leaves out
 Positions = dict[str, dict[str, int]]  # lane -> memory id -> 1-based rank
 
 
@@ -226,8 +227,27 @@ class Searcher:
                 plural = "match" if len(hits) == 1 else "matches"
                 notice += f"; {len(hits)} weak {plural} left out"
                 left_out, hits = len(hits), []
+        if not hits and request.count_external and not request.trust and EXTERNAL not in flt.trust:
+            # Nothing to list, but what a tool's output said may be what was asked for: say it is there.
+            outside = self._external_matches(request.query, flt, limit, moment)
+            if outside:
+                plural = "memory" if outside == 1 else "memories"
+                external = (f"{outside} {plural} from external sources match, left out: they are searched "
+                            "only when asked for (trust external)")
+                notice = f"{external}; {notice}" if notice else external  # a weak-hits hint stays last
         return SearchResult(request.query, hits, self._revivable(found, positions, limit, moment), notice,
                             best.to_json(), project=request.project, weak_left_out=left_out)
+
+    def _external_matches(self, query: str, flt: Filter, limit: int, now: datetime) -> int:
+        """How many memories of external sources a search for ``query`` that asked for them would list."""
+        outside = Filter((EXTERNAL,), flt.types, flt.project, flt.path)
+        if not self._mask(outside)[0].any():  # none in the vault, or none the other filters admit
+            return 0
+        found = self._find(query, outside, max(self.settings.candidates, limit * 3))
+        positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)}
+                     for lane, ids in found.rankings.items()}
+        hits, best = self._rank(query, found, positions, outside, limit, now)
+        return len(hits) if best.clears else 0
 
     def _weigh_evidence(self, query: str, hits: list[Hit]) -> relevance.Best:
         """Give every hit its evidence (see :mod:`relevance`); the best of them, against the floors."""

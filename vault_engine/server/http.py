@@ -8,7 +8,7 @@ answers the same JSON the CLI prints with ``--json`` (golden copies live in
     POST /v1/search    {"query", "limit"?, "project"?, "all_projects"?, "path"?, "types"?, "trust"?}
     POST /v1/read      {"id", "depth"?}
     POST /v1/context   {"task", "path"?, "operation"?, "phase"?, "kind"?, "project"?, "budget"?, "record"?,
-                        "overview"?}
+                        "overview"?, "sender"?}
     POST /v1/feedback  {"id", "outcome", "application"?}
     POST /v1/remember  {"text", "title"?, "type"?, "project"?, "scope"?, "paths"?, "tags"?, ...}
     POST /v1/correct   {"id", "text", "title"?}

@@ -32,6 +32,7 @@ MAX_TITLE = 300
 MAX_SUMMARY = 2000  # a summary, and a trigger
 MAX_SELECTOR = 200  # a task's operation, phase and kind
 MAX_TAG = 200
+MAX_SENDER = 200  # a sender's name (vault_engine.sharing.senders keeps as much)
 MAX_ITEMS = 50  # paths or tags one remember may carry
 MAX_LIMIT = 100
 MAX_BUDGET = 200_000
@@ -314,7 +315,9 @@ class CorrectRequest(Request):
 
     id: str = field(metadata=arg(ID))
     text: str = field(metadata=arg(Text("The full corrected memory (it replaces the old text).", MAX_TEXT)))
-    title: str | None = field(default=None, metadata=arg(Text("A new title (default: keep the old one).", MAX_TITLE)))
+    title: str | None = field(default=None, metadata=arg(Text(
+        "A new title (default: made from text when the old title was made from the old text; a title someone "
+        "wrote is kept).", MAX_TITLE)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +350,9 @@ class ContextRequest(Request):
     overview: bool = field(default=False, metadata=arg(Flag(
         "true at the start of a session: every current memory of the project may apply (the best first, "
         "as many as the budget holds), not only those the task's words find.")))
+    sender: str | None = field(default=None, metadata=arg(Text(
+        "Who is asking, e.g. ada (default: the sender the vault writes as); memories of other senders are "
+        "marked 'from another sender' in their reasons.", MAX_SENDER)))
 
 
 @dataclass(frozen=True, slots=True)

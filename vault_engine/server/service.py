@@ -51,7 +51,8 @@ class Read:
 def read(vault: Vault, memory_id: str, depth: int) -> Read:
     """``memory_id`` at ``depth`` 0 (summary, trigger), 1 (+ detailed summary, metadata, links) or 2 (+ body).
 
-    At depth 1 and 2 the detailed summary is made on first request and kept in the file.
+    At depth 1 and 2 the detailed summary is made on first request and kept in the detail cache
+    (``.memvault/details/``); a read never changes the memory's file.
     """
     if depth not in DEPTHS:
         raise InvalidInput(f"depth must be 0, 1 or 2, got {depth}")
@@ -64,8 +65,6 @@ def read(vault: Vault, memory_id: str, depth: int) -> Read:
             made = detail(vault, memory_id, vault.llm())
         except LlmUnavailable as exc:
             warning = f"warning: no detailed summary ({exc.one_line()})"
-    if made is not None and made.saved:
-        entry = vault.find(memory_id)  # the file now holds its detailed summary
     return Read(memory_view(entry, depth, vault.links_of(entry.memory), made.text if made is not None else None),
                 warning)
 
@@ -157,7 +156,8 @@ class MemoryService:
 
         project = search_project(request.project, request.all_projects, self._current_project)
         query = self._search_request(request.query, request.limit, project=project, path=request.path,
-                                     types=request.types, trust=request.trust, weak=request.weak)
+                                     types=request.types, trust=request.trust, weak=request.weak,
+                                     count_external=True)
         return self._run(lambda: dict(self.vault.search(query).to_json()))
 
     def read(self, request: ReadRequest) -> dict[str, Any]:
@@ -203,7 +203,7 @@ class MemoryService:
 
         task = TaskRequest(request.task, path=request.path, operation=request.operation, phase=request.phase,
                            kind=request.kind, project=self.project(request.project), budget=request.budget,
-                           overview=request.overview)
+                           overview=request.overview, sender=request.sender)
         return self._run(lambda: build(self.vault, task, record=request.record).to_json())
 
     def feedback(self, request: FeedbackRequest) -> dict[str, Any]:

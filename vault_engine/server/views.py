@@ -68,6 +68,8 @@ def _metadata(m: Memory) -> list[str]:
         lines.append(f"superseded by: {m.superseded_by}")
     if m.source:
         lines.append(f"source: {m.source}")
+    if m.sender:
+        lines.append(f"sender: {m.sender}")
     data = m.to_json()
     for key in ("created", "updated", "trashed_at", "expires_at"):
         if data[key]:

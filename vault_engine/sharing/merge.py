@@ -57,7 +57,7 @@ COUNTER_FIELDS = ("proof_count", "applied")
 LATEST_FIELDS = ("updated", "last_applied")
 LIFECYCLE_ORDER = {"superseded": 2, "proven": 1, "trial": 0}
 SCALAR_FIELDS = ("title", "type", "klass", "scope", "project", "authority", "trust", "recall", "tier", "importance",
-                 "summary", "trigger", "supersedes", "superseded_by", "source", "occurred_at", "created",
+                 "summary", "trigger", "supersedes", "superseded_by", "source", "sender", "occurred_at", "created",
                  "trashed_at", "expires_at", "trashed_from")
 
 

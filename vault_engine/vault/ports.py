@@ -32,6 +32,9 @@ class Open(Protocol):
     progress: Progress | None
     _searcher: Searcher | None
 
+    @property
+    def sender(self) -> str | None: ...
+
     def scan(self) -> Scan: ...
 
     def entry(self, memory_id: str, scan: Scan | None = None) -> Entry: ...

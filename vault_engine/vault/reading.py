@@ -106,14 +106,16 @@ def matching(
     project: str | None = None,
     lifecycle: str | None = None,
     tier: str | None = None,
-    trust: str | None = None,
+    trust: str | Iterable[str] | None = None,
     include_trash: bool = False,
 ) -> tuple[list[Entry], list[VaultError]]:
-    """Memories matching every given filter, ordered by path."""
-    filters = (("type", type), ("scope", scope), ("lifecycle", lifecycle), ("tier", tier), ("trust", trust))
+    """Memories matching every given filter, ordered by path; ``trust`` is one level or several
+    (``any``, as for search: every level)."""
+    filters = (("type", type), ("scope", scope), ("lifecycle", lifecycle), ("tier", tier))
     for key, value in filters:
         if value is not None and value not in ENUMS[key]:
             raise InvalidInput(f"unknown {key} {value!r}; expected one of {', '.join(ENUMS[key])}")
+    trusts = _trust_levels(trust)
     result = vault.scan()
     out = []
     for entry in result.entries.values():
@@ -126,12 +128,21 @@ def matching(
             or (project and m.project != project)
             or (lifecycle and m.lifecycle != lifecycle)
             or (tier and m.tier != tier)
-            or (trust and m.trust != trust)
+            or (trusts is not None and m.trust not in trusts)
         ):
             continue
         out.append(entry)
     out.sort(key=lambda e: e.path)
     return out, result.problems
+
+
+def _trust_levels(trust: str | Iterable[str] | None) -> frozenset[str] | None:
+    """The trust levels a filter admits; None: every level (nothing asked, or ``any``)."""
+    asked = (trust,) if isinstance(trust, str) else tuple(trust or ())
+    unknown = [t for t in asked if t not in ENUMS["trust"] and t != "any"]
+    if unknown:
+        raise InvalidInput(f"unknown trust {unknown[0]!r}; expected one of {', '.join(ENUMS['trust'])} or any")
+    return None if not asked or "any" in asked else frozenset(asked)
 
 
 def resolve_links(vault: Vault, memory: Memory, scan: Scan) -> list[dict[str, str | None]]:

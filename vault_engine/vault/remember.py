@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from datetime import datetime
@@ -17,13 +18,16 @@ from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_d
 from ..format.redact import redact, redact_data
 from ..format.text import is_one_off, make_summary, make_title
 from ..journal import Event, forgotten_as, forgotten_digests
+from ..sharing import senders
 from ..store import Entry, Scan
 from .ports import Open as Vault
 from .results import AddResult, ImportResult, NewMemory
 
+RECORD_KEY = "record_sha256"  # in the journal events of an import: which record each came from
 
-def build(request: NewMemory, stamp: datetime) -> Memory:
-    """The new memory ``request`` asks for, stamped ``stamp`` (text and fields redacted)."""
+def build(request: NewMemory, stamp: datetime, sender: str | None = None) -> Memory:
+    """The new memory ``request`` asks for, stamped ``stamp`` (text and fields redacted); from
+    ``sender`` unless the request names its own."""
     text = redact(request.text.strip("\n")).rstrip() + "\n"
     if not text.strip():
         raise InvalidInput("memory text is empty")
@@ -51,6 +55,7 @@ def build(request: NewMemory, stamp: datetime) -> Memory:
         "trigger": redact(request.trigger) if request.trigger else "",
         "tags": [redact(tag) for tag in request.tags],
         "source": redact(request.source),  # a document URI may carry user:password@
+        "sender": senders.clean(request.sender or sender),
         "created": stamp,
         "updated": stamp,
         **request.extra,
@@ -76,13 +81,13 @@ def add_event(memory: Memory, kind: str = "add", **details: Any) -> Event:
     )
 
 
-def fold_evidence(entry: Entry, source: str, stamp: datetime) -> tuple[Memory, Event]:
-    """``entry`` seen again from ``source``: one more proof, and the event that says so."""
+def fold_evidence(entry: Entry, source: str, stamp: datetime, **details: Any) -> tuple[Memory, Event]:
+    """``entry`` seen again from ``source``: one more proof, and the event that says so (with ``details``)."""
     memory = entry.memory
     # The baseline: what replay starts from when this is the first event it meets about the memory.
     baseline = {"lifecycle": memory.lifecycle, "authority": memory.authority, "proof_count": memory.proof_count,
                 "applied": {k: v for k, v in memory.applied.items() if v}}
-    event = Event("evidence", memory.id, {"source": source, "baseline": baseline})
+    event = Event("evidence", memory.id, {"source": source, "baseline": baseline, **details})
     updated = memory.replace(
         proof_count=memory.proof_count + 1,
         evidence=(*memory.evidence, {"event": event.id, "source": source}),
@@ -104,7 +109,7 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
             f"not stored: '{phrase}' marks a one-off instruction, not a lasting memory (use --force to keep it)"
         )
     stamp = now()
-    memory = build(request, stamp)
+    memory = build(request, stamp, vault.sender)
     check_learning(vault, memory)
     digest = text_digest(memory_text(memory))
     with vault.transaction() as tx:
@@ -157,14 +162,18 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
     """Bulk add: one JSON object per line (frontmatter keys plus ``body``).
 
     Valid lines are imported even when others fail; each failure carries its line number.
+    A record imported before (the same JSON object, whatever file or line it came from) changes
+    nothing: a retried import neither adds it again nor counts it as more evidence.
     """
     stamp = now()
     errors: list[VaultError] = []
     parsed = _parse_lines(vault, lines, stamp, source_name, errors)
     added: list[str] = []
     merged: list[str] = []
+    unchanged: list[str] = []
     with vault.transaction() as tx:
         journal_events = list(vault.journal.events())
+        imported = imported_records(journal_events)
         forgotten = forgotten_digests(journal_events)
         scan = vault.scan()
         used_ids = set(scan.entries) | {e.memory for e in journal_events}
@@ -174,7 +183,7 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
         pending: dict[str, tuple[str, Memory, ParsedFile | None]] = {}  # id -> (path, memory, original)
         taken: set[str] = set()
         events: list[Event] = []
-        for number, memory in parsed:
+        for number, memory, record in parsed:
             digest = text_digest(memory_text(memory))
             blocked = forgotten_as(forgotten, memory_text(memory))
             if blocked is not None:
@@ -182,6 +191,9 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
                     f"text was permanently forgotten ({blocked}); not imported",
                     path=source_name, line=number,
                 ))
+                continue
+            if record in imported:  # imported before (a retry, or the same line twice): already counted
+                unchanged.append(imported[record])
                 continue
             if memory.id in used_ids:
                 errors.append(InvalidInput(
@@ -193,27 +205,44 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
             if existing is not None:
                 current = pending.get(existing.memory.id)
                 base = Entry(existing.path, ParsedFile(current[1], "")) if current else existing
-                updated, event = fold_evidence(base, memory.source, stamp)
+                updated, event = fold_evidence(base, memory.source, stamp, **{RECORD_KEY: record})
                 pending[existing.memory.id] = (existing.path, updated, existing.parsed)
                 events.append(event)
                 merged.append(existing.memory.id)
+                imported[record] = existing.memory.id
                 continue
             rel = store.choose_path(vault.root, store.folder_for(memory), memory, taken)
             taken.add(rel)
             used_ids.add(memory.id)
             pending[memory.id] = (rel, memory, None)
             by_digest[digest] = Entry(rel, ParsedFile(memory, ""))
-            events.append(add_event(memory, "import"))
+            events.append(add_event(memory, "import", **{RECORD_KEY: record}))
             added.append(memory.id)
+            imported[record] = memory.id
         tx.write_many(list(pending.values()))
         tx.record(*events)
-    return ImportResult(added, merged, errors)
+    return ImportResult(added, merged, errors, unchanged)
+
+
+def record_digest(record: dict[str, Any]) -> str:
+    """The identity of one imported record: sha256 of the JSON object as data (key order and
+    spacing aside)."""
+    canonical = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def imported_records(events: Iterable[Event]) -> dict[str, str]:
+    """Each record digest the journal's imports name (as an ``import`` or an ``evidence``
+    event), mapped to the memory it became or added to."""
+    return {str(e.payload[RECORD_KEY]): e.memory for e in events
+            if e.kind in ("import", "evidence") and isinstance(e.payload.get(RECORD_KEY), str)}
 
 
 def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_name: str,
-                 errors: list[VaultError]) -> list[tuple[int, Memory]]:
-    """The memories of the valid lines, by line number; each invalid line adds its error to ``errors``."""
-    parsed: list[tuple[int, Memory]] = []
+                 errors: list[VaultError]) -> list[tuple[int, Memory, str]]:
+    """The memories of the valid lines, with their line number and record digest; each invalid
+    line adds its error to ``errors``."""
+    parsed: list[tuple[int, Memory, str]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -230,7 +259,7 @@ def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_nam
             errors.append(InvalidInput("each line must be a JSON object", path=source_name, line=number))
             continue
         try:
-            parsed.append((number, _from_record(vault, record, stamp, source_name, number)))
+            parsed.append((number, _from_record(vault, record, stamp, source_name, number), record_digest(record)))
         except VaultError as exc:
             exc.path, exc.line = source_name, number
             errors.append(exc)
@@ -260,6 +289,8 @@ def _from_record(vault: Vault, record: dict[str, Any], stamp: datetime, source_n
         record.setdefault("recall", "passive")
     record.setdefault("created", stamp)
     record.setdefault("updated", stamp)
+    if vault.sender:  # a record may name its own sender
+        record.setdefault("sender", vault.sender)
     for key in record:  # every value a secret could hide in (tags, source, evidence, unknown keys)
         if key != "id":
             record[key] = redact_data(record[key])

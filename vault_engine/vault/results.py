@@ -26,6 +26,7 @@ class ImportResult:
     added: list[str]
     merged: list[str]
     errors: list[VaultError]
+    unchanged: list[str] = field(default_factory=list)  # records imported before: their memories, unchanged
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,7 @@ class NewMemory:
     summary: str | None = None
     trigger: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    sender: str | None = None  # who it came from (None: whoever the vault writes as; see Vault.sender)
     # The project of the work (the repository the caller is in; None outside one): where a memory goes when
     # neither scope nor project is given (see vault_engine.context.scope.placement).
     current_project: str | None = None

@@ -11,7 +11,7 @@ from ..errors import InvalidInput
 from ..format.ids import derived_event_id, new_event_id, new_memory_id
 from ..format.memory import OUTCOMES, Memory, memory_text, text_digest
 from ..format.redact import redact
-from ..format.text import make_summary
+from ..format.text import make_summary, make_title
 from ..format.yamlfmt import format_datetime
 from ..journal import Event, MemoryState, governed_ids, replay
 from ..store import Scan
@@ -46,13 +46,14 @@ def correct(vault: Vault, memory_id: str, text: str, title: str | None = None) -
         event_id = new_event_id()
         new = old.memory.replace(
             id=new_memory_id(),
-            title=redact(title.strip()) if title and title.strip() else old.memory.title,
+            title=_new_title(old.memory, body, title),
             body=body,
             summary=make_summary(body),
             authority="explicit",
             lifecycle="proven",
             supersedes=memory_id,
             superseded_by=None,
+            sender=vault.sender,  # the new text is whoever corrects it
             evidence=(*old.memory.evidence, {"event": event_id, "source": "user"}),
             proof_count=1,
             applied={k: 0 for k in old.memory.applied},
@@ -83,6 +84,17 @@ def correct(vault: Vault, memory_id: str, text: str, title: str | None = None) -
         tx.write(old.path, superseded, old.parsed)
         tx.record(event)
     return ChangeResult("corrected", new.id, rel, related=memory_id, event=event.id)
+
+
+def _new_title(old: Memory, body: str, given: str | None) -> str:
+    """The title of a correction: the one given; else, when the old title was made from the old
+    text, one made from the new text (a title saying the old value would outlive it); else the
+    old title, which someone wrote."""
+    if given and given.strip():
+        return redact(given.strip())
+    if old.title == make_title(old.body):
+        return make_title(body)
+    return old.title
 
 
 def finish_corrections(vault: Vault, scan: Scan, memory_id: str | None = None) -> list[str]:

@@ -21,7 +21,7 @@ from .. import fsio, store
 from ..config import VaultConfig
 from ..errors import VaultError
 from ..format.memory import Memory
-from ..journal import Event, Journal
+from ..journal import DAMAGED_DIR, Event, Journal
 from ..store import Entry, Scan
 from . import indexes, reading, remember, replay, revise, trash, undo
 from .results import AddResult, ChangeResult, FeedbackResult, ImportResult, NewMemory, ReplayDiff, Status
@@ -46,8 +46,9 @@ class Vault:
                  embedder: Embedder | None = None, progress: Progress | None = None):
         self.root = root
         self.config = config if config is not None else config_mod.load(root)
-        self.journal = Journal(root / store.JOURNAL_DIR)
         self.lock = fsio.WriterLock(root / store.STATE_DIR / "lock", self.config.vault.lock_timeout)
+        # Unreadable journal lines (a crash mid-append) are moved aside, once, by whoever meets them.
+        self.journal = Journal(root / store.JOURNAL_DIR, lock=self.lock, aside=root / store.STATE_DIR / DAMAGED_DIR)
         # Syncs exclude each other, not writers: a writer never waits for the model.
         self.index_lock = fsio.WriterLock(root / store.STATE_DIR / "index.lock",
                                           max(60.0, self.config.vault.lock_timeout), what="updating the search indexes")
@@ -60,6 +61,7 @@ class Vault:
         self._embedder = embedder
         self._llm: Llm | None = None
         self._parsed: store.ParseCache = {}  # unchanged files are not parsed twice by one process
+        self._sender: tuple[str | None] | None = None
 
     @classmethod
     def open(cls, explicit: Path | None = None, *, auto_sync: bool = False,
@@ -93,6 +95,16 @@ class Vault:
 
             self._llm = select(self.config.llm, load_chars=self.config.ingest.load_chars)
         return self._llm
+
+    @property
+    def sender(self) -> str | None:
+        """Who this vault writes as (``[vault] sender``, else git's user.name; see
+        :mod:`vault_engine.sharing.senders`), looked up once; None: unknown."""
+        if self._sender is None:
+            from ..sharing.senders import current_sender
+
+            self._sender = (current_sender(self.root, self.config.vault.sender),)
+        return self._sender[0]
 
     def after_write(self, touched: Iterable[Path]) -> None:
         """Sync the indexes for files just written (when the vault syncs automatically)."""
@@ -151,9 +163,9 @@ class Vault:
         return reading.links_of(self, memory)
 
     def list(self, *, type: str | None = None, scope: str | None = None, project: str | None = None,
-             lifecycle: str | None = None, tier: str | None = None, trust: str | None = None,
+             lifecycle: str | None = None, tier: str | None = None, trust: str | Iterable[str] | None = None,
              include_trash: bool = False) -> tuple[builtins.list[Entry], builtins.list[VaultError]]:
-        """Memories matching every given filter, ordered by path."""
+        """Memories matching every given filter, ordered by path (``trust``: one level, several, or ``any``)."""
         return reading.matching(self, type=type, scope=scope, project=project, lifecycle=lifecycle, tier=tier,
                                 trust=trust, include_trash=include_trash)
 
@@ -249,7 +261,7 @@ class Vault:
         from ..governance.maintain import maintain
 
         with self.batch():
-            return maintain(self, dry_run=dry_run, now=now, embedder=embedder, replan=replan)
+            return maintain(self, dry_run=dry_run, now=now, embedder=embedder, replan=replan, llm=self.llm())
 
     def audit(self, *, now: datetime | None = None) -> Audit:
         """A read-only health report (see :mod:`vault_engine.governance.audit`)."""
