@@ -412,3 +412,51 @@ def test_a_rejected_or_failed_compression_through_the_api_keeps_the_rule(
         mock = api(reply)
         assert maintain(vault, now=now, llm=mock.llm()).actions == []
         assert (vault.root / "memories/global/commits.md").read_bytes() == before and mock.requests
+
+
+def test_maintain_writes_a_synthesis_and_judges_a_stale_note_through_the_api(
+        api: Callable[..., Api], make_vault: Callable[..., Any]) -> None:
+    """The model's synthesis text and its stale verdict, end to end: one request each, none on the replan."""
+    from datetime import UTC, datetime
+
+    from vault_engine.format.value import SYNTHESIS_OF
+    from vault_engine.governance.maintain import maintain
+    from vault_engine.index.fakes import HashEmbedder
+    from vault_engine.vault import Vault
+
+    def note(memory_id: str, body: str, links: str, **keys: str) -> str:
+        extra = "".join(f"{k}: {v}\n" for k, v in keys.items())
+        return (f"---\nid: {memory_id}\ntitle: {json.dumps(body[:50])}\ntype: fact\nlinks: [{links}]\n{extra}"
+                f"created: 2026-03-01T10:00:00Z\n---\n{body}\n")
+
+    in_progress = ("In progress: migrating the reporting jobs from cron to the workflow scheduler, one job a week. "
+                   "The invoices job moved first; the payroll and the audit exports are next, then the cleanup.")
+    vault = Vault(make_vault({
+        "memories/global/a.md": note("m-a", "The billing service stores invoices in Postgres 16.", "m-b"),
+        "memories/global/b.md": note("m-b", "Billing backups of Postgres run nightly at 02:00 UTC.", "m-a"),
+        "memories/global/c.md": note("m-c", in_progress, "", authority="inferred"),
+    }).root, embedder=HashEmbedder())
+
+    def reply(request: httpx2.Request) -> httpx2.Response:
+        tool = json.loads(request.content)["tool_choice"]["name"]
+        if tool == "write_synthesis":
+            return tool_reply(tool, {"title": "Billing on Postgres",
+                                     "text": "Billing keeps its invoices in Postgres 16 and backs them up nightly."})
+        return tool_reply(tool, {"answer": True, "confident": True})
+
+    class ByTool(Api):
+        def handler(self, request: httpx2.Request) -> httpx2.Response:
+            self.requests.append(request)
+            return reply(request)
+
+    mock = ByTool([])
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    report = maintain(vault, now=now, llm=mock.llm())
+    assert sorted(a.kind for a in report.actions) == ["stale", "synthesize"]
+    asked = sorted(json.loads(r.content)["tool_choice"]["name"] for r in mock.requests)
+    assert asked == ["report_judgement", "write_synthesis"]
+    [synthesis] = [e.memory for e in vault.scan().active() if SYNTHESIS_OF in e.memory.extra]
+    assert synthesis.title == "Billing on Postgres" and synthesis.extra["synthesis_by"] == "anthropic:fast-model"
+    assert synthesis.body.startswith("Billing keeps its invoices in Postgres 16 and backs them up nightly.")
+    assert vault.scan().get("m-c").in_trash
+    assert maintain(vault, now=now, replan=True, llm=mock.llm()).actions == [] and len(mock.requests) == 2
