@@ -14,10 +14,10 @@ the calendar, odd keys) and checks, for every one of them:
 2. a vault holding all the files (in process, ``Vault.sync`` with the
    ``HashEmbedder`` stand-in, then search, context and maintain): every bad file
    is reported exactly once with its path; exactly the valid files are indexed
-   (duplicate ids resolved as documented: outside the trash first, then by
-   path), whatever order the copies were created in; sync, search and context
-   change no file; maintain changes only the files its journal events name and
-   never a bad one.
+   (duplicate ids resolved as documented in ``vault_engine/copies.py``: outside
+   the trash first, then the oldest, then by name and path), whatever order the
+   copies were created in; sync, search and context change no file; maintain
+   changes only the files its journal events name and never a bad one.
 3. the real CLI in subprocesses (``python -m vault_engine --vault V sync|search|
    context|maintain --json``) on a sample of every category: exit 0, no
    traceback, every stderr line one line, each bad file's path on exactly one
@@ -901,16 +901,27 @@ def expected_state(cases: Iterable[Case], verdicts: dict[str, Verdict]) -> tuple
     """(id -> path the index must hold, path -> times it must be reported)."""
     holders: dict[str, list[str]] = {}
     reports: Counter[str] = Counter()
+    created: dict[str, float | None] = {}
     for case in cases:
         verdict = verdicts[case.rel]
         if verdict.outcome == BAD:
             reports[case.shown] += 1
         elif verdict.outcome in (MEMORY, NOTE) and verdict.memory_id:
             holders.setdefault(verdict.memory_id, []).append(case.rel)
+            stamp = store.entry_from_bytes(case.rel, case.data).memory.created if case.data else None
+            created[case.rel] = stamp.timestamp() if stamp is not None else None
+
+    def rank(memory_id: str, path: str) -> tuple[bool, bool, float, bool, str]:
+        stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+        named = stem.endswith((f"-{memory_id[-6:]}", f"-{memory_id.replace('.', '-')}"))
+        stamp = created.get(path)
+        return path.startswith(store.TRASH_DIR + "/"), stamp is None, stamp or 0.0, not named, path
+
     index = {}
     for memory_id, paths in holders.items():
-        # Documented rule: the copy outside the trash wins, then the first by path.
-        ranked = sorted(paths, key=lambda p: (p.startswith(store.TRASH_DIR + "/"), p))
+        # Documented rule (vault_engine/copies.py), no index yet: the copy outside the trash, then the
+        # oldest by its created stamp, then the one named for its id, then the first by path.
+        ranked = sorted(paths, key=lambda p: rank(memory_id, p))
         index[memory_id] = ranked[0]
         for loser in ranked[1:]:
             reports[loser] += 1

@@ -89,7 +89,8 @@ def probe_leaks(workdir: Path) -> dict[str, Any]:
     document.write_text(f"Service settings\n\npassword = {SECRETS['password assignment']}\n\n" + "Plain text. " * 200)
     memvault(vault, "ingest-doc", str(document))
     memvault(vault, "sync")
-    redacted = sorted(p.name for p in vault.glob("*/*/*.md") if b"[REDACTED]" in p.read_bytes())
+    stored = [p for p in vault.rglob("*.md") if ".memvault" not in p.parts]  # project memories sit deeper
+    redacted = sorted(p.name for p in stored if b"[REDACTED]" in p.read_bytes())
     if len(redacted) < 4:  # the add, the episode, the tool output and the document each keep a redacted copy
         raise RuntimeError(f"the leak probe stored too little to check (redacted copies in {redacted})")
     for path in vault.rglob("*"):
@@ -174,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import concurrency
     import crash
     import fuzz_files
+    import stress_edges
+    import stress_inputs
+    import stress_secrets
 
     results: dict[str, Any] = {}
     started = time.perf_counter()
@@ -182,7 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, work in (("fuzz", lambda d: fuzz_files.run(args.seed, files, d)),
                            ("crash", lambda d: crash.run(args.seed, kills, d)),
                            ("concurrency", lambda d: concurrency.run(args.seed, args.workers, seconds, d)),
-                           ("leaks", probe_leaks)):
+                           ("leaks", probe_leaks), ("edges", stress_edges.run), ("inputs", stress_inputs.run),
+                           ("secrets", stress_secrets.run)):
             folder = base / name
             folder.mkdir()
             begun = time.perf_counter()
@@ -207,10 +212,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     line("search p99 under concurrent writes", f"{busy.get('search_p99_ms', float('nan')):.0f} ms",
          f"p50 {busy.get('search_p50_ms', float('nan')):.0f} ms")
     line("failures (crashes, torn files, journal or index errors)", str(failures), "must be 0")
+    for row in stress_edges.rows(results["edges"]):  # sizes, HTTP protocol cases, wrong types
+        line(*row)
+    for row in stress_inputs.rows(results["inputs"]):  # invalid code points on every write path, id collisions
+        line(*row)
+    for row in stress_secrets.rows(results["secrets"]):  # every kind of secret through every path
+        line(*row)
     print(f"\n{total:.0f} s in all (seed {args.seed})", file=sys.stderr)
     if args.json:
         print(json.dumps(results, indent=2, default=str))
-    return 1 if lost or leaks["leaks"] or failures else 0
+    return 1 if lost or leaks["leaks"] or failures or stress_edges.failures(results["edges"]) \
+        or stress_inputs.failures(results["inputs"]) or stress_secrets.failures(results["secrets"]) else 0
 
 
 if __name__ == "__main__":

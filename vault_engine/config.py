@@ -5,7 +5,9 @@
 frozen :class:`VaultConfig` that callers pass down explicitly.
 :func:`environment` reads the few other variables memvault honours
 (``MEMVAULT_DIR``, ``MEMVAULT_TEMPLATE``, ``MEMVAULT_DEBUG``, ``ANTHROPIC_API_KEY``)
-into an :class:`Environment`.  No other module reads ``os.environ``.
+into an :class:`Environment`, and :func:`prepare_libraries` sets the variables
+the libraries memvault loads are told through (:data:`LIBRARY_ENVIRONMENT`).
+No other module reads or sets ``os.environ``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,6 +243,21 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         anthropic_api_key=env.get("ANTHROPIC_API_KEY", "").strip(),
         settings=tuple(sorted((k, v) for k, v in env.items() if k.startswith(prefixes))),
     )
+
+
+# What the libraries memvault loads are told through their own variables, set before they load.
+# onnxruntime, which runs the embedding model, keeps telemetry on Linux and macOS since 1.29: a device id
+# and an event database under ~/.cache/Microsoft/DeveloperTools/.onnxruntime, uploaded to Microsoft.
+# memvault writes nothing outside the vault and sends nothing anywhere, so it is off. onnxruntime reads the
+# variable once, when it is first imported (``onnxruntime.disable_telemetry_events()`` comes too late:
+# the import has written the files).
+LIBRARY_ENVIRONMENT: Mapping[str, str] = {"ORT_DISABLE_TELEMETRY": "1"}
+
+
+def prepare_libraries(environ: MutableMapping[str, str] | None = None) -> None:
+    """Set :data:`LIBRARY_ENVIRONMENT` in ``environ`` (the process environment by default); called before
+    a library it names is imported."""
+    (os.environ if environ is None else environ).update(LIBRARY_ENVIRONMENT)
 
 
 _KINDS = {bool: "boolean", int: "whole number", float: "number", str: "string", tuple: "list of whole numbers"}

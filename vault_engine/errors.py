@@ -13,6 +13,7 @@ the CLI turns any of them into one stderr line and a non-zero exit code.
   + MemoryNotFound         no memory with that id
   + InvalidInput           a command argument or an import line is unusable
   + PathEscapeError        a path would leave the vault
+  + UnreadableWrite        a file about to be written would not read back as the same memory (nothing written)
   + VaultBusy              another process holds the writer lock for too long
   + ForgottenContent       the text was permanently forgotten and may not be re-learned
   + NothingToUndo          rollback found no correct/forget to undo
@@ -102,6 +103,10 @@ class InvalidInput(VaultError):
 
 class PathEscapeError(VaultError):
     """A path would escape the vault root."""
+
+
+class UnreadableWrite(VaultError):
+    """A memory file about to be written would not read back as the memory meant; nothing was written."""
 
 
 class VaultBusy(VaultError):

@@ -6,7 +6,9 @@ named temp file in the target's folder, is flushed to disk, then replaces the
 target with ``os.replace``.  A crash at any point leaves either the old file
 or the new one, never a torn one; a stray temp file is all that can remain,
 and its name (``.<name>.<random>.tmp``) keeps it out of every scan.  The next
-holder of the lock its writer held removes it (:func:`remove_temps`).
+holder of the lock its writer held removes it (:func:`remove_temps`).  A writer
+may have the temp file read back and checked (``verify``) before it replaces
+anything: a check that fails leaves the target as it was.
 """
 
 from __future__ import annotations
@@ -90,10 +92,24 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def _write_temp(target: Path, data: bytes, fsync: bool, mode: int = 0o644) -> Path:
+Verify = Callable[[bytes], None]  # raises when the bytes read back from a temp file are not what was meant
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    chunks, offset = [], 0
+    while offset < size:
+        chunk = os.pread(fd, size - offset, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _write_temp(target: Path, data: bytes, fsync: bool, mode: int = 0o644, verify: Verify | None = None) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = temp_path_for(target)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    fd = os.open(temp, (os.O_RDWR if verify is not None else os.O_WRONLY) | os.O_CREAT | os.O_EXCL, mode)
     try:
         view = memoryview(data)
         while view:
@@ -101,6 +117,8 @@ def _write_temp(target: Path, data: bytes, fsync: bool, mode: int = 0o644) -> Pa
             view = view[written:]
         if fsync:
             os.fsync(fd)
+        if verify is not None:  # what the file holds, read back, before it replaces the target
+            verify(_read_all(fd, os.fstat(fd).st_size))
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -135,12 +153,16 @@ def _record(*targets: Path) -> None:
         paths.update(targets)
 
 
-def write_atomic(target: Path, data: bytes | str, *, mode: int = 0o644) -> None:
-    """Replace ``target`` with ``data`` atomically and durably (a new file gets ``mode``, before the umask)."""
+def write_atomic(target: Path, data: bytes | str, *, mode: int = 0o644, verify: Verify | None = None) -> None:
+    """Replace ``target`` with ``data`` atomically and durably (a new file gets ``mode``, before the umask).
+
+    With ``verify``, the temp file is read back and handed to it before it replaces ``target``:
+    when ``verify`` raises, the temp file is removed, ``target`` is left as it was, and the error propagates.
+    """
     _record(target)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        temp = _write_temp(target, payload, fsync=True, mode=mode)
+        temp = _write_temp(target, payload, fsync=True, mode=mode, verify=verify)
         try:
             os.replace(temp, target)
         except OSError:
@@ -152,29 +174,34 @@ def write_atomic(target: Path, data: bytes | str, *, mode: int = 0o644) -> None:
     _fsync_dir(target.parent)
 
 
-def write_many_atomic(items: Sequence[tuple[Path, bytes | str]]) -> None:
+def write_many_atomic(items: Sequence[tuple[Path, bytes | str]], verify: Sequence[Verify] | None = None) -> None:
     """Write many files, each atomically, with one flush to disk for all of them.
 
     All temp files are written first, flushed together, then renamed into
-    place, so the cost of durability is paid once, not once per file.
+    place, so the cost of durability is paid once, not once per file.  With
+    ``verify`` (one per item, as for :func:`write_atomic`) every temp file is
+    read back first; when one does not pass, none of the files is written.
     """
     _record(*(target for target, _ in items))
     temps: list[tuple[Path, Path]] = []
     current = Path("?")  # the file being written when something fails
     try:
-        for target, data in items:
+        for number, (target, data) in enumerate(items):
             current = target
             payload = data.encode("utf-8") if isinstance(data, str) else data
-            temps.append((_write_temp(target, payload, fsync=False), target))
+            check = verify[number] if verify is not None else None
+            temps.append((_write_temp(target, payload, fsync=False, verify=check), target))
         os.sync()
         for temp, target in temps:
             current = target
             os.replace(temp, target)
-    except OSError as exc:
+    except BaseException as exc:
         for temp, _ in temps:
             with contextlib.suppress(OSError):
                 temp.unlink()
-        raise _io_error(exc, current) from None
+        if isinstance(exc, OSError):
+            raise _io_error(exc, current) from None
+        raise
     for folder in {target.parent for _, target in temps}:
         _fsync_dir(folder)
 

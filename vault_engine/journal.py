@@ -18,7 +18,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from . import fsio
 from .errors import JournalError
 from .format.ids import new_event_id
 from .format.memory import OUTCOMES, text_digest, words_digest
+from .format.redact import redact_data
 from .format.yamlfmt import format_datetime
 
 log = logging.getLogger(__name__)
@@ -179,7 +180,7 @@ class Journal:
             if event.id in known or event.id in batch:
                 continue
             batch.add(event.id)
-            fresh.append(event)
+            fresh.append(replace(event, payload=redact_data(event.payload)))  # no secret reaches the journal
         by_month: dict[str, list[str]] = {}
         for event in fresh:
             by_month.setdefault(event.month, []).append(event.to_line())

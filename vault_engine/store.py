@@ -12,14 +12,15 @@ import secrets
 import shutil
 import subprocess
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import fsio
+from . import copies, fsio
 from .config import CONFIG_FILE, environment
 from .errors import MemoryFileError, MemoryNotFound, PathEscapeError, VaultBusy, VaultError, VaultNotFound
-from .format.memory import Memory, ParsedFile, decode, parse, render
+from .format.memory import Memory, ParsedFile, decode, parse, read_back, render
+from .format.redact import redact, redact_memory
 
 STATE_DIR = ".memvault"
 TRASH_DIR = "trash"
@@ -108,8 +109,8 @@ def create_vault(path: Path, git: bool = True) -> bool:
 
 
 def slugify(text: str, limit: int = 60) -> str:
-    """A readable, safe file-name stem from any text."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    """A readable, safe file-name stem from any text (a secret in it never reaches the name)."""
+    ascii_text = unicodedata.normalize("NFKD", redact(text)).encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
     if len(slug) > limit:
         slug = slug[:limit].rsplit("-", 1)[0] or slug[:limit]
@@ -117,7 +118,8 @@ def slugify(text: str, limit: int = 60) -> str:
 
 
 def project_folder(project: str) -> str:
-    """The folder name of a project key: safe, never a path of its own."""
+    """The folder name of a project key: safe, never a path of its own, holding no secret."""
+    project = redact(project)
     slug = re.sub(r"[^a-z0-9._-]+", "-", project.lower()).strip("-.")
     slug = re.sub(r"\.{2,}", ".", slug)
     if len(slug) > 80 or not slug:
@@ -288,20 +290,6 @@ def read_entry(root: Path, rel: str) -> Entry:
     return entry_from_bytes(rel, read_bytes(root, rel))
 
 
-def resolve_duplicate(memory_id: str, first: str, second: str) -> tuple[str, MemoryFileError]:
-    """Of two files holding one id, the path that wins and the problem reporting the other.
-
-    The copy outside the trash wins, then the first by path, so the choice never depends on scan order.
-    """
-    keep, drop = sorted((first, second), key=lambda p: (p.startswith(TRASH_DIR + "/"), p))
-    return keep, duplicate_problem(memory_id, keep, drop)
-
-
-def duplicate_problem(memory_id: str, keep: str, drop: str) -> MemoryFileError:
-    """The problem reporting ``drop``, a copy of ``memory_id`` ignored for ``keep`` (the copy in use)."""
-    return MemoryFileError(f"duplicate id {memory_id} (also in {keep}); this copy is ignored", path=drop)
-
-
 ParseCache = dict[str, tuple[tuple[int, int, int, int], "Entry | MemoryFileError"]]
 
 
@@ -313,15 +301,20 @@ def _stamp(path: Path) -> tuple[int, int, int, int] | None:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
-def scan(root: Path, cache: ParseCache | None = None) -> Scan:
+Recorded = Callable[[Sequence[str]], Mapping[str, copies.Known]]  # ids -> what memvault recorded of each
+
+
+def scan(root: Path, cache: ParseCache | None = None, recorded: Recorded | None = None) -> Scan:
     """Parse every memory file; bad files become problems, duplicate ids resolve deterministically.
 
-    Of several files with one id the one outside the trash wins, then the first by path.
-    With ``cache`` (kept by a long-lived process between scans) a file whose size, mtime,
-    ctime and inode are unchanged is not read again: its earlier parse (or problem) is reused.
+    Of several files with one id the copy the indexes hold keeps it (``recorded`` says which, and what
+    the journal recorded; see :mod:`vault_engine.copies` for the whole rule).  With ``cache`` (kept by a
+    long-lived process between scans) a file whose size, mtime, ctime and inode are unchanged is not
+    read again: its earlier parse (or problem) is reused.
     """
     result = Scan()
     seen: ParseCache = {}
+    found: dict[str, list[Entry]] = {}
     for rel, path, problem in iter_markdown(root):
         if problem is not None or path is None:
             result.problems.append(MemoryFileError(problem or "unreadable", path=rel))
@@ -340,21 +333,18 @@ def scan(root: Path, cache: ParseCache | None = None) -> Scan:
             seen[rel] = (stamp, parsed)
         if isinstance(parsed, MemoryFileError):
             result.problems.append(parsed)
-            continue
-        entry = parsed
-        memory_id = entry.memory.id
-        current = result.entries.get(memory_id)
-        if current is None:
-            result.entries[memory_id] = entry
-            continue
-        keep, _ = resolve_duplicate(memory_id, current.path, entry.path)
-        result.entries[memory_id] = current if keep == current.path else entry
-        dropped = entry.path if keep == current.path else current.path
-        result.duplicates.setdefault(memory_id, []).append(dropped)
-    # Reported once all copies are seen, each naming the copy in use (not one also ignored later).
-    for memory_id, dropped_paths in result.duplicates.items():
-        keep = result.entries[memory_id].path
-        result.problems += [duplicate_problem(memory_id, keep, drop) for drop in dropped_paths]
+        else:
+            found.setdefault(parsed.memory.id, []).append(parsed)
+    clashing = [memory_id for memory_id, held in found.items() if len(held) > 1]
+    records = recorded(clashing) if recorded is not None and clashing else {}
+    for memory_id, held in found.items():
+        keep = copies.keeper(memory_id, held, records.get(memory_id)) if len(held) > 1 else held[0]
+        result.entries[memory_id] = keep
+        if len(held) > 1:  # reported once all copies are seen, each naming the copy in use
+            result.duplicates[memory_id] = [e.path for e in held if e is not keep]
+            result.problems += [copies.duplicate_problem(memory_id, keep.path, e.path,
+                                                         copies.same_memory(e.memory, keep.memory))
+                                for e in held if e is not keep]
     if cache is not None:
         cache.clear()
         cache.update(seen)
@@ -374,7 +364,7 @@ def folder_for(memory: Memory) -> str:
     return f"{base}/global"
 
 
-ID_SUFFIX = 6  # characters of the id's random end a new file name carries
+ID_SUFFIX = copies.ID_SUFFIX  # characters of the id's random end a new file name carries
 
 
 def choose_path(root: Path, folder: str, memory: Memory, taken: set[str] | None = None) -> str:
@@ -422,16 +412,27 @@ def write(root: Path, rel: str, memory: Memory, original: ParsedFile | None = No
     """Write ``memory`` to ``rel`` atomically; returns False when the text is unchanged.
 
     With ``original`` (the file as read) a file changed or moved since is never overwritten
-    (see :func:`ensure_unchanged`).
+    (see :func:`ensure_unchanged`).  The bytes written are read back before they replace the file:
+    text that would not parse back to ``memory`` is never written (:func:`~.format.memory.read_back`).
+    Every text field is redacted first: no secret reaches a memory file.
     """
+    memory = redact_memory(memory)
     target = inside(root, rel)
     text = render(memory, original)
     if original is not None and text == original.text and target.exists():
         return False
     if original is not None:
         ensure_unchanged(root, rel, original)
-    fsio.write_atomic(target, text)
+    fsio.write_atomic(target, text, verify=read_back(rel, memory))
     return True
+
+
+def write_many(root: Path, files: Sequence[tuple[str, Memory, ParsedFile | None]]) -> None:
+    """Write new or checked-out files, each atomically and read back (as :func:`write`), with one flush
+    for all; when one would not read back, none is written."""
+    files = [(rel, redact_memory(memory), original) for rel, memory, original in files]
+    fsio.write_many_atomic([(inside(root, rel), render(memory, original)) for rel, memory, original in files],
+                           verify=[read_back(rel, memory) for rel, memory, _ in files])
 
 
 def move(root: Path, source: str, dest: str, memory: Memory, original: ParsedFile | None) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -65,3 +68,25 @@ def test_a_model_that_needs_a_download_fails_fast_with_one_clear_error(tmp_path:
     assert time.monotonic() - start < 20
     assert "BAAI/bge-small-en-v1.5" in caught.value.one_line()
     assert "\n" not in caught.value.one_line()
+
+
+def test_loading_the_model_writes_nothing_outside_the_vault(tmp_path: Path) -> None:
+    """The real commands, with a fresh HOME, cache and temp folder: everything they write is in the vault.
+
+    onnxruntime's telemetry (on by default in its Linux builds since 1.29) would write a device id and an
+    event database under ~/.cache/Microsoft/DeveloperTools/.onnxruntime at its first import.
+    """
+    home, cache, temp, vault = (tmp_path / name for name in ("home", "cache", "tmp", "vault"))
+    for folder in (home, cache, temp):
+        folder.mkdir()
+    quiet = ("ORT_DISABLE_TELEMETRY", "ORT_RUNNING_UNIT_TESTS", "CI")  # each would turn the telemetry off for us
+    env = {**{k: v for k, v in os.environ.items() if k not in quiet}, "HOME": str(home),
+           "XDG_CACHE_HOME": str(cache), "TMPDIR": str(temp)}
+    for args in (("init", str(vault), "--no-git"), ("add", "Deploys go out with make release."),
+                 ("search", "how do we deploy"), ("context", "--task", "deploy the api")):
+        done = subprocess.run([sys.executable, "-m", "vault_engine", "--vault", str(vault), *args], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    assert (vault / ".memvault" / "models").is_dir()
+    written = sorted(p.relative_to(tmp_path).as_posix() for folder in (home, cache, temp) for p in folder.rglob("*"))
+    assert written == []

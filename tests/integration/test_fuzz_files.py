@@ -204,6 +204,9 @@ def test_engine_writes_to_a_file_with_a_name_at_the_length_limit(make_vault: Cal
     assert not [p for p in (vault.root / "memories" / "global").iterdir() if p.name.endswith(".tmp")]
 
 
+HINT = " (`memvault repair` gives it an id of its own)"
+
+
 def test_duplicate_reports_name_the_copy_in_use(make_vault: Callable[..., Vault]) -> None:
     copy = "---\nid: m-dup\ntitle: Copy {n}\ntype: fact\n---\ncopy {n}\n"
     vault = make_vault({"trash/0.md": copy.format(n=0), "notes/0.md": copy.format(n=1),
@@ -211,8 +214,8 @@ def test_duplicate_reports_name_the_copy_in_use(make_vault: Callable[..., Vault]
     vault, _ = synced(vault)
     for problems in (store.scan(vault.root).problems, vault.sync(full=True).problems):
         assert sorted((p.path, p.message) for p in problems) == [
-            ("notes/0.md", "duplicate id m-dup (also in memories/global/0.md); this copy is ignored"),
-            ("trash/0.md", "duplicate id m-dup (also in memories/global/0.md); this copy is ignored"),
+            ("notes/0.md", "duplicate id m-dup (also in memories/global/0.md); this copy is ignored" + HINT),
+            ("trash/0.md", "duplicate id m-dup (also in memories/global/0.md); this copy is ignored" + HINT),
         ]
 
 

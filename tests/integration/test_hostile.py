@@ -29,7 +29,7 @@ from click.testing import CliRunner, Result
 from vault_engine import store
 from vault_engine.cli import cli
 from vault_engine.context.director import TaskRequest, build
-from vault_engine.errors import PathEscapeError
+from vault_engine.errors import InvalidInput, PathEscapeError
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.watch import WatcherThread
 from vault_engine.retrieval.searcher import SearchRequest
@@ -99,10 +99,10 @@ def test_crafted_ids_are_refused_by_every_command_and_touch_nothing(live: Vault,
     assert tree(live.root) == before and outside(tmp_path, live.root) == around
 
 
-CRAFTED_TITLES = ["../../../etc/passwd", "a/b/../../c", "..", "/", "nul\x00title", "x" * 5000, "line one\nline two",
+CRAFTED_TITLES = ["../../../etc/passwd", "a/b/../../c", "..", "/", "x" * 5000, "line one\nline two",
                   "\u202eevil right-to-left", "CON", "[[../../outside]]", "---\nid: m-injected\n---"]
 CRAFTED_PROJECTS = ["../../outside", "/abs/path", "~/home", "..", "a/../../b", "x" * 500, "github.com/../../x",
-                    "p\x00q", "../../outside/.."]
+                    "../../outside/.."]
 
 
 def test_crafted_titles_and_project_keys_stay_inside_and_read_back_as_given(live: Vault, tmp_path: Path) -> None:
@@ -125,6 +125,11 @@ def test_crafted_titles_and_project_keys_stay_inside_and_read_back_as_given(live
             assert entry.memory.project == key and entry.memory.scope == "project"
     for n in range(len(CRAFTED_TITLES)):  # every one indexed and found
         assert live.search(SearchRequest(f"qz{n}k", limit=3)).hits[0].title == CRAFTED_TITLES[n].strip()
+    # A NUL no file can hold as text: refused, naming the field (docs/reliability.md#characters-a-memory-cannot-hold).
+    with pytest.raises(InvalidInput, match=r"^title: U\+0000"):
+        live.add(NewMemory("Crafted NUL title body.", title="nul\x00title"))
+    with pytest.raises(InvalidInput, match=r"^project: U\+0000"):
+        live.add(NewMemory("Crafted NUL project body.", project="p\x00q"))
     assert outside(tmp_path, live.root) == around
 
 

@@ -10,6 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -164,7 +165,7 @@ def test_bodies_that_are_not_json(call: Call, raw: bytes, words: str) -> None:
 
 def test_a_body_too_large_is_refused_unread(call: Call) -> None:
     status, answer = call("POST", "/v1/search", headers={"Content-Length": str(http_api.MAX_BODY + 1)}, raw=b"{}")
-    assert status == 400 and "too large" in answer["error"]["message"]
+    assert status == 413 and answer["error"]["kind"] == "ContentTooLarge" and "too large" in answer["error"]["message"]
 
 
 def test_an_unexpected_failure_answers_500_and_the_server_goes_on(call: Call, service: MemoryService,
@@ -262,3 +263,129 @@ def test_a_refused_request_with_a_body_does_not_poison_the_connection(served: ht
     second = connection.getresponse()
     assert second.status == 200 and json.loads(second.read())["query"] == "release"
     connection.close()
+
+
+# ---------------------------------------------------------------- the protocol's edge cases
+
+
+def _raw(served: http_api.Served, data: bytes, *, wait: float = 10) -> tuple[int, dict[str, Any], bytes, float]:
+    """Send ``data`` as is on a new connection; the status, JSON body and headers of the answer, and how long the
+    server took to answer and close the connection (it always closes after a refusal)."""
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", served.port), timeout=wait) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):  # a refused request ends with the server closing the connection
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    return status, json.loads(body), head, time.monotonic() - started
+
+
+def _post(served: http_api.Served, headers: bytes, body: bytes = b"") -> bytes:
+    auth = f"Host: 127.0.0.1\r\nAuthorization: Bearer {served.token}\r\n".encode()
+    return b"POST /v1/search HTTP/1.1\r\n" + auth + headers + b"\r\n" + body
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    (b"[" * 100_000, "it is nested too deeply"),
+    (b'{"query": "x", "limit": ' + b"9" * 5001 + b"}", "a number has too many digits"),
+])
+def test_json_that_cannot_be_read_is_bad_input_not_a_failure(served: http_api.Served, body: bytes,
+                                                             words: str) -> None:
+    status, answer, head, _ = _raw(served, _post(served, b"Content-Length: %d\r\n" % len(body), body))
+    assert status == 400 and answer["error"]["kind"] == "InvalidInput"
+    assert answer["error"]["message"] == f"request body is not usable JSON: {words}"
+    assert b"Connection: close" in head
+
+
+@pytest.mark.parametrize(("headers", "body", "status", "kind"), [
+    (b"Content-Length: -1\r\n", b"{}", 400, "BadRequest"),
+    (b"Content-Length: 2x\r\n", b"{}", 400, "BadRequest"),
+    (b"Content-Length: 2\r\nContent-Length: 3\r\n", b"{}", 400, "BadRequest"),
+    (b"Transfer-Encoding: chunked\r\n", b'd\r\n{"query":"x"}\r\n0\r\n\r\nGET /v1/status HTTP/1.1\r\n\r\n', 411,
+     "LengthRequired"),
+    (b"Transfer-Encoding: gzip\r\n", b"", 501, "NotImplemented"),
+    (b"Content-Length: %d\r\n" % (http_api.MAX_BODY + 1), b"", 413, "ContentTooLarge"),
+    (b"X-Padding: " + b"a" * 70_000 + b"\r\n", b"", 431, "RequestHeaderFieldsTooLarge"),
+])
+def test_requests_without_a_usable_length_are_refused_at_once_in_json(served: http_api.Served, headers: bytes,
+                                                                     body: bytes, status: int, kind: str) -> None:
+    """Each answers at once in the JSON error shape and closes the connection: nothing after it is read as a
+    request, and no read waits for bytes that will never come."""
+    got, answer, head, took = _raw(served, _post(served, headers, body))
+    assert (got, answer["error"]["kind"]) == (status, kind), answer
+    assert b"Content-Type: application/json" in head and b"Connection: close" in head
+    assert "\n" not in answer["error"]["message"] and took < 5
+
+
+@pytest.mark.parametrize(("request_line", "status", "kind"), [
+    (b"GET /" + b"a" * 70_000 + b" HTTP/1.1", 414, "URITooLong"),
+    (b"NONSENSE", 400, "BadRequest"),
+    (b"PATCH /v1/status HTTP/1.1", 501, "NotImplemented"),
+    (b"GET /v1/status HTTP/2.0", 505, "HTTPVersionNotSupported"),
+])
+def test_the_protocols_own_refusals_answer_json(served: http_api.Served, request_line: bytes, status: int,
+                                                kind: str) -> None:
+    got, answer, head, _ = _raw(served, request_line + b"\r\nHost: 127.0.0.1\r\n\r\n")
+    assert (got, answer["error"]["kind"]) == (status, kind)
+    assert b"Content-Type: application/json" in head and b"Connection: close" in head
+
+
+def test_a_body_that_stops_arriving_times_out(served: http_api.Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_api.ApiServer, "read_timeout", 0.5)
+    status, answer, _, took = _raw(served, _post(served, b"Content-Length: 100\r\n", b'{"query": '))
+    assert (status, answer["error"]["kind"]) == (408, "RequestTimeout") and took < 5
+
+
+def test_a_silent_connection_is_closed_after_the_timeout(served: http_api.Served,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_api.ApiServer, "read_timeout", 0.5)
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # the headers never end
+        assert sock.recv(65536) == b""  # closed by the server, long before the client's 10 s
+
+
+def test_the_connection_is_closed_after_any_refused_request(call: Call, served: http_api.Served) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    connection.request("POST", "/v1/read", body=json.dumps({"id": "m-nothing"}),
+                       headers={"Authorization": f"Bearer {served.token}"})
+    answer = connection.getresponse()
+    assert answer.status == 404 and answer.getheader("Connection") == "close"
+    answer.read()
+    connection.close()
+
+
+@pytest.mark.parametrize(("path", "body", "words"), [
+    ("/v1/remember", {"text": "Staging is at staging.acme.dev.", "tags": "abc"},
+     "tags must be a list of strings, got string 'abc'"),
+    ("/v1/remember", {"text": "Just this once, skip the tests.", "force": "yes"},
+     "force must be true or false, got string 'yes'"),
+    ("/v1/remember", {"text": "Staging is at staging.acme.dev.", "tags": ["ok", 5]}, "tags must be a list of strings"),
+    ("/v1/remember", {"text": "Staging is at staging.acme.dev.", "tags": [""]}, "tag must not be empty"),
+    ("/v1/remember", {"text": "Staging is at staging.acme.dev.", "paths": ["src/**"] * 51},
+     "paths has too many items (51; at most 50)"),
+    ("/v1/search", {"query": "release", "types": "fact"}, "types must be a list of strings, got string 'fact'"),
+    ("/v1/search", {"query": "release", "all_projects": 1}, "all_projects must be true or false, got number 1"),
+    ("/v1/context", {"task": "release", "record": "false"}, "record must be true or false, got string 'false'"),
+])
+def test_wrong_types_are_refused_naming_the_field(call: Call, service: MemoryService, path: str,
+                                                  body: dict[str, Any], words: str) -> None:
+    before = service.vault.status().memories
+    status, answer = call("POST", path, body)
+    assert status == 400 and answer["error"]["kind"] == "InvalidInput", answer
+    assert answer["error"]["message"].startswith(words)
+    assert service.vault.status().memories == before
+
+
+def test_null_stands_for_the_default(call: Call) -> None:
+    status, found = call("POST", "/v1/search", {"query": "release", "types": None, "weak": None, "limit": None})
+    assert status == 200 and found["hits"]
+    assert call("POST", "/v1/read", {"id": found["hits"][0]["id"], "depth": None})[1]["depth"] == 1
+
+
+def test_a_client_still_sending_a_refused_body_reads_the_answer(call: Call) -> None:
+    """The server answers 413 before reading a body over the limit, then drops what still comes: the client
+    gets the answer, not a connection reset."""
+    status, answer = call("POST", "/v1/remember", {"text": "z" * http_api.MAX_BODY})
+    assert (status, answer["error"]["kind"]) == (413, "ContentTooLarge")

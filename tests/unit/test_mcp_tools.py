@@ -219,6 +219,32 @@ def test_tools_round_trip(service: MemoryService) -> None:
     assert gone["path"].startswith("trash/") and "memvault trash restore" in text
 
 
+def test_wrong_types_are_refused_and_only_a_models_plain_slips_mended(service: MemoryService) -> None:
+    for arguments, words in (
+        ({"text": "Just this once, skip the e2e tests.", "force": "yes"}, "force must be true or false, got 'yes'"),
+        ({"text": "Staging is at staging.acme.dev.", "tags": 5}, "tags must be a list, got 5"),
+        ({"text": "Staging is at staging.acme.dev.", "tags": [5]}, "tag must be a string, got 5"),
+        ({"text": "Staging is at staging.acme.dev.", "tags": [""]}, "tag must not be empty"),
+    ):
+        assert error(service, "memory_remember", **arguments) == f"error: {words}"
+    assert service.vault.status().memories == 0
+    _, added = ok(service, "memory_remember", text="Staging is at staging.acme.dev.", tags="staging", force="true")
+    assert service.vault.entry(added["id"]).memory.tags == ("staging",)
+
+
+def test_the_text_an_agent_reads_runs_no_terminal_sequence(service: MemoryService) -> None:
+    """The agent's client shows tool results in a terminal: a control character in a title is shown, not run."""
+    _, added = ok(service, "memory_remember", text="Deploys need the release checklist.",
+                  title="Deploy \x9b31mchecklist\x9b0m \x7f")
+    for tool, arguments in (("memory_search", {"query": "deploy release checklist"}),
+                            ("memory_read", {"id": added["id"], "depth": 2}),
+                            ("memory_context", {"task": "deploy with the release checklist", "overview": True})):
+        text, structured = ok(service, tool, **arguments)
+        assert "Deploy \\x9b31mchecklist\\x9b0m \\x7f" in text, tool
+        assert not any("\x7f" <= char <= "\x9f" or char == "\x1b" for char in text), tool
+    assert structured["manifest"][0]["title"] == "Deploy \x9b31mchecklist\x9b0m \x7f"  # the JSON stays exact
+
+
 def test_failures_become_one_line_errors(service: MemoryService, monkeypatch: pytest.MonkeyPatch) -> None:
     assert error(service, "memory_read", id="m-01zzzzzzzzzzzzzzzzzzzzzzzz") == \
         "error: no memory with id 'm-01zzzzzzzzzzzzzzzzzzzzzzzz'"

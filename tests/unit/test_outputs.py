@@ -125,3 +125,19 @@ def test_concurrent_outputs_of_one_session_take_distinct_places(make_vault: Call
     assert failures == []
     assert sorted(p for p in places if p is not None) == [1, 2, 3, 4, 5, 6]
     assert RAW_OUTPUTS == 2
+
+
+def test_an_output_past_the_document_limit_is_refused_or_named_when_captured(vault: Vault) -> None:
+    from vault_engine.agents.capture import CaptureResult, _turns
+    from vault_engine.agents.messages import Message, ToolOutput
+    from vault_engine.limits import MAX_DOCUMENT
+
+    huge = output(0, lines=MAX_DOCUMENT // 40 + 1)
+    assert len(huge) > MAX_DOCUMENT
+    with pytest.raises(InvalidInput, match=rf"^the tool output is too long \({len(huge)} characters; at most "):
+        keep(vault, huge)
+    result = CaptureResult("s-1", None)
+    turns = _turns(vault, [Message("k1", "assistant", "Ran the suite.", outputs=(ToolOutput("Bash", huge),))],
+                   OfflineLlm(), None, result)
+    assert result.outputs == [] and not stored_ids(vault)
+    assert turns[0].content == f"Ran the suite.\n\n[output of Bash, {len(huge)} characters: too long to keep]"

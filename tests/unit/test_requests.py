@@ -69,7 +69,7 @@ def test_the_http_api_and_the_tools_take_the_same_fields() -> None:
 
 
 def test_parse_applies_defaults_and_keeps_the_service_messages() -> None:
-    assert SearchRequest.parse({"query": "q", "types": "fact", "project": "  "}) == \
+    assert SearchRequest.parse({"query": "q", "types": ["fact"], "project": "  "}) == \
         SearchRequest("q", types=("fact",), project=None)
     remembered = RememberRequest.parse({"text": "t"})
     assert (remembered.type, remembered.authority, remembered.force, remembered.paths) == \
@@ -81,10 +81,54 @@ def test_parse_applies_defaults_and_keeps_the_service_messages() -> None:
         ({"query": 5}, "query must be a string, got int"),
         ({"query": "q", "trust": ["high"]}, "unknown trust level 'high'; expected one of system, learned, "
                                             "external, any"),
-        ({"query": "q", "types": [1]}, "types must be a list of strings"),
+        ({"query": "q", "types": [1]}, "types must be a list of strings, got list [1]"),
+        ({"query": "q", "types": "fact"}, "types must be a list of strings, got string 'fact'"),
+        ({"query": "q", "weak": "yes"}, "weak must be true or false, got string 'yes'"),
     ):
         with pytest.raises(InvalidInput) as caught:
             SearchRequest.parse(values)
         assert caught.value.one_line() == message
     with pytest.raises(InvalidInput, match=r"^budget must be a whole number of characters, at least 0, got -1$"):
         ContextRequest.parse({"task": "t", "budget": -1})
+
+
+FLAG_FIELDS = [(spec.name, name) for spec in TOOLS for name, (arg, _d) in spec.request.specs().items()
+               if isinstance(arg, requests.Flag)]
+LIST_FIELDS = [(spec.name, name) for spec in TOOLS for name, (arg, _d) in spec.request.specs().items()
+               if isinstance(arg, requests.Strings)]
+
+
+@pytest.mark.parametrize(("tool", "name"), FLAG_FIELDS, ids=[f"{t}.{n}" for t, n in FLAG_FIELDS])
+@pytest.mark.parametrize("value", ["yes", "true", 1, 0, [], {}])
+def test_a_flag_is_a_json_boolean(tool: str, name: str, value: Any) -> None:
+    request = TOOLS_BY_NAME[tool].request
+    with pytest.raises(InvalidInput, match=rf"^{name} must be true or false, got "):
+        request.parse({**_minimal(request), name: value})
+    assert getattr(request.parse({**_minimal(request), name: True}), name) is True
+
+
+@pytest.mark.parametrize(("tool", "name"), LIST_FIELDS, ids=[f"{t}.{n}" for t, n in LIST_FIELDS])
+@pytest.mark.parametrize("value", ["fact", 5, True, {"fact": 1}, ["fact", 5]])
+def test_a_list_is_a_json_array_of_strings(tool: str, name: str, value: Any) -> None:
+    request = TOOLS_BY_NAME[tool].request
+    with pytest.raises(InvalidInput, match=rf"^{name} must be a list of strings, got "):
+        request.parse({**_minimal(request), name: value})
+
+
+def test_list_items_keep_their_limits_and_null_takes_the_default() -> None:
+    base = {"text": "Staging is at staging.acme.dev."}
+    for values, message in (
+        ({"tags": ["t"] * 51}, "tags has too many items (51; at most 50)"),
+        ({"tags": ["x" * 201]}, "tag is too long (201 characters; at most 200)"),
+        ({"paths": [" "]}, "path must not be empty"),
+        ({"force": None, "type": None, "tags": None}, None),
+    ):
+        if message is None:
+            parsed = RememberRequest.parse({**base, **values})
+            assert (parsed.force, parsed.type, parsed.tags) == (False, "fact", ())
+            continue
+        with pytest.raises(InvalidInput) as caught:
+            RememberRequest.parse({**base, **values})
+        assert caught.value.one_line() == message
+    with pytest.raises(InvalidInput, match=r"^text is required$"):
+        RememberRequest.parse({"text": None})

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from vault_engine.format.text import clip, is_one_off, make_summary, make_title, sentences
+from vault_engine.format.text import clip, is_one_off, make_summary, make_title, printable, printable_json, sentences
 
 
 def test_sentences_split_at_sentence_ends_blank_lines_and_list_items() -> None:
@@ -70,3 +72,24 @@ def test_one_off_instructions_for_this_time_today_or_now(text: str, phrase: str)
 ])
 def test_lasting_statements_that_mention_today_are_not_one_off(text: str) -> None:
     assert is_one_off(text) is None
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("title \x1b]0;owned\x07 here", "title \\x1b]0;owned\\x07 here"),  # would set the terminal's title
+    ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+    ("C1 \x9b2J and \x9d0;x\x9c, DEL \x7f", "C1 \\x9b2J and \\x9d0;x\\x9c, DEL \\x7f"),
+    ("over\rwritten", "over\\x0dwritten"),
+    ("lines\nand\ttabs\r\nstay", "lines\nand\ttabs\r\nstay"),
+    ("plain é ü 中 ✓", "plain é ü 中 ✓"),
+])
+def test_printable_shows_control_characters(text: str, shown: str) -> None:
+    assert printable(text) == shown
+    assert printable(printable(text)) == shown  # once is enough
+
+
+def test_printable_json_is_the_same_json_without_a_raw_control_character() -> None:
+    value = {"title": "a\x7fb\x9b31mc\x1b\n", "ok": "é"}
+    text = printable_json(json.dumps(value, ensure_ascii=False))
+    assert json.loads(text) == value
+    assert not any(0x7f <= ord(c) <= 0x9f or ord(c) < 0x20 for c in text)
+    assert "é" in text

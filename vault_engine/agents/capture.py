@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import fsio
 from ..errors import IngestDeferred, InvalidInput, VaultError
+from ..limits import MAX_DOCUMENT
 from ..llm.base import Turn
 from .messages import Message, Transcript
 from .session import AGENTS_DIR, AgentSession
@@ -101,6 +102,9 @@ def _turns(vault: Vault, messages: Sequence[Message], llm: Llm, project: str | N
         for output in message.outputs:
             if len(output.text.strip()) < limit:
                 continue  # a short result: the call above it says what was done
+            if len(output.text) > MAX_DOCUMENT:  # more than memvault keeps at once: named, not kept
+                texts.append(f"[output of {output.tool}, {len(output.text)} characters: too long to keep]")
+                continue
             kept = remember_output(vault, output.text, source=f"tool:{_tool_name(output.tool)}", llm=llm,
                                    project=project)
             if kept.stored and kept.ids:

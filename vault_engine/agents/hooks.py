@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import CONFIG_FILE, Environment, environment
+from ..format.text import printable
 from . import claude_code
 from .backend import Answers, LocalVault, ServedVault, Unavailable
 from .session import AgentSession, session_name
@@ -135,7 +136,7 @@ def prompt_memories(answers: Answers, prompt: str, project: str | None,
         lines.append(line)
         ids.append(str(hit["id"]))
         used += len(line)
-    return (head + "".join(lines) + foot if lines else ""), ids
+    return (printable(head + "".join(lines) + foot) if lines else ""), ids  # no escape sequence runs
 
 
 def _hit_line(hit: dict[str, Any]) -> str:
@@ -243,8 +244,10 @@ def log(root: Path | None, env: Environment, line: str) -> None:
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             os.replace(path, path.with_name(path.name + ".1"))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        from ..format.redact import redact  # an error may quote what the agent sent
+
         with path.open("a", encoding="utf-8") as out:
-            out.write(f"{stamp} {line}\n")
+            out.write(f"{stamp} {redact(line)}\n")
     except Exception:  # logging must not make a hook fail
         pass
 

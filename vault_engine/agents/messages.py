@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..format.redact import redact
+
 TOOL_INPUT_CHARS = 160  # a condensed tool call shows at most this much of its input
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a transcript larger than this is refused, not read
 
@@ -104,6 +106,7 @@ def condensed_call(name: str, arguments: Any) -> str:
         else:
             shown = json.dumps(arguments, ensure_ascii=False, sort_keys=True) if arguments else ""
     shown = " ".join(str(shown).replace("]", ")").split())  # one bracketed note, never two
+    shown = redact(shown)  # before it is cut: a token cut in two is no longer recognised
     if len(shown) > TOOL_INPUT_CHARS:
         shown = shown[: TOOL_INPUT_CHARS - 1].rstrip() + "…"
     return f"[tool {name}: {shown}]" if shown else f"[tool {name}]"

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..format.redact import holds_secret, redact_data
 from ..fsio import write_atomic
 
 AGENTS_DIR = ".memvault/agents"
@@ -25,9 +26,10 @@ _PLAIN = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
 def session_name(agent: str, session_id: str) -> str:
-    """The ingest session name of an agent's session: ``<agent>-<id>`` (an id that is not plain is hashed)."""
-    plain = session_id if _PLAIN.fullmatch(session_id) else hashlib.sha256(session_id.encode()).hexdigest()[:24]
-    return f"{agent}-{plain}"
+    """The ingest session name of an agent's session: ``<agent>-<id>`` (an id that is not plain, or that
+    looks like a secret, is hashed: a secret never names a file)."""
+    plain = _PLAIN.fullmatch(session_id) and not holds_secret(session_id)
+    return f"{agent}-{session_id if plain else hashlib.sha256(session_id.encode()).hexdigest()[:24]}"
 
 
 @dataclass(slots=True)
@@ -71,4 +73,4 @@ class AgentSession:
         target.parent.mkdir(parents=True, exist_ok=True)
         data = {"session": self.name, "project": self.project, "delivered": self.delivered,
                 "captured": sorted(self.captured), "answered_by": self.answered_by}
-        write_atomic(target, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        write_atomic(target, json.dumps(redact_data(data), ensure_ascii=False, indent=1) + "\n")

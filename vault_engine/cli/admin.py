@@ -1,4 +1,4 @@
-"""Vault-level commands: init, status, trash, journal."""
+"""Vault-level commands: init, status, trash, journal, sync, repair."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..server.views import entry_json, status_json
-from .options import Settings, common, emit
+from .options import Settings, common, echo, emit
 from .root import cli
 
 
@@ -30,7 +30,7 @@ def init(settings: Settings, path: str | None, no_git: bool) -> None:
 
         ensure_registered(target, memvault_command())
     message = f"created vault at {target}" if created else f"vault already exists at {target}"
-    emit(settings, {"vault": str(target), "created": created}, lambda: click.echo(message))
+    emit(settings, {"vault": str(target), "created": created}, lambda: echo(message))
 
 
 @cli.command()
@@ -41,20 +41,20 @@ def status(settings: Settings) -> None:
     report = settings.open_vault().status()
 
     def human() -> None:
-        click.echo(f"vault:     {report.vault}")
+        echo(f"vault:     {report.vault}")
         kinds = ", ".join(f"{k} {v}" for k, v in report.by_type.items()) or "none"
-        click.echo(f"memories:  {report.memories} ({kinds})")
-        click.echo("lifecycle: " + (", ".join(f"{k} {v}" for k, v in report.by_lifecycle.items()) or "-"))
-        click.echo("tiers:     " + (", ".join(f"{k} {v}" for k, v in report.by_tier.items()) or "-"))
+        echo(f"memories:  {report.memories} ({kinds})")
+        echo("lifecycle: " + (", ".join(f"{k} {v}" for k, v in report.by_lifecycle.items()) or "-"))
+        echo("tiers:     " + (", ".join(f"{k} {v}" for k, v in report.by_tier.items()) or "-"))
         share = report.hot_chars / report.hot_budget * 100 if report.hot_budget else 0
-        click.echo(f"hot tier:  {report.hot_chars} / {report.hot_budget} characters ({share:.0f}%)")
-        click.echo(f"trash:     {report.trash}")
-        click.echo(f"journal:   {report.journal_events} events")
-        click.echo(f"index:     {report.index}")
-        click.echo(f"model:     {report.embedding_model}")
-        click.echo(f"invalid:   {len(report.invalid)} files")
+        echo(f"hot tier:  {report.hot_chars} / {report.hot_budget} characters ({share:.0f}%)")
+        echo(f"trash:     {report.trash}")
+        echo(f"journal:   {report.journal_events} events")
+        echo(f"index:     {report.index}")
+        echo(f"model:     {report.embedding_model}")
+        echo(f"invalid:   {len(report.invalid)} files")
         for line in report.invalid + report.journal_warnings:
-            click.echo(f"  {line}")
+            echo(f"  {line}")
 
     emit(settings, status_json(report), human)
 
@@ -74,8 +74,8 @@ def trash_list(settings: Settings) -> None:
     def human() -> None:
         for entry in entries:
             data = entry_json(entry)
-            click.echo(f"{entry.memory.id}  expires {data['expires_at'] or '-'}  {entry.memory.title}")
-        click.echo(f"{len(entries)} in the trash", err=True)
+            echo(f"{entry.memory.id}  expires {data['expires_at'] or '-'}  {entry.memory.title}")
+        echo(f"{len(entries)} in the trash", err=True)
 
     emit(settings, {"trash": [entry_json(e) for e in entries]}, human)
 
@@ -88,7 +88,7 @@ def trash_restore(settings: Settings, memory_id: str) -> None:
     """Bring ID back from the trash to where it was."""
     result = settings.open_vault(write=True).restore(memory_id)
     emit(settings, {"action": result.action, "id": result.id, "path": result.path},
-         lambda: click.echo(f"restored {result.id} to {result.path}"))
+         lambda: echo(f"restored {result.id} to {result.path}"))
 
 
 @trash.command("empty")
@@ -98,7 +98,7 @@ def trash_restore(settings: Settings, memory_id: str) -> None:
 def trash_empty(settings: Settings, expired: bool) -> None:
     """Delete trashed memories for good."""
     purged = settings.open_vault(write=True).trash_empty(expired_only=expired)
-    emit(settings, {"purged": purged}, lambda: click.echo(f"deleted {len(purged)} trashed memories"))
+    emit(settings, {"purged": purged}, lambda: echo(f"deleted {len(purged)} trashed memories"))
 
 
 @cli.group()
@@ -118,13 +118,13 @@ def journal_replay(settings: Settings, apply_: bool) -> None:
 
     def human() -> None:
         for d in diffs:
-            click.echo(f"{d.path}: {d.key}: file {d.file_value!r}, journal {d.journal_value!r}")
+            echo(f"{d.path}: {d.key}: file {d.file_value!r}, journal {d.journal_value!r}")
         verb = "fixed" if apply_ else "found"
-        click.echo(f"{verb} {len(diffs)} differences" + ("" if apply_ or not diffs else " (use --apply to fix)"))
+        echo(f"{verb} {len(diffs)} differences" + ("" if apply_ or not diffs else " (use --apply to fix)"))
 
     emit(settings, data, human)
     for warning in vault.journal.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     if diffs and not apply_:
         sys.exit(1)
 
@@ -143,7 +143,28 @@ def sync_(settings: Settings, full: bool) -> None:
         "embedded": report.embedded, "invalid": [p.one_line() for p in report.problems], "notice": report.notice,
     }
     if report.notice and not settings.as_json:
-        click.echo(report.notice, err=True)
-    emit(settings, data, lambda: click.echo(f"synced: {plan.summary()}; {report.embedded} texts embedded"))
+        echo(report.notice, err=True)
+    emit(settings, data, lambda: echo(f"synced: {plan.summary()}; {report.embedded} texts embedded"))
     for problem in report.problems:
-        click.echo(f"warning: {problem.one_line()}", err=True)
+        echo(f"warning: {problem.one_line()}", err=True)
+
+
+@cli.command("repair")
+@click.option("--dry-run", is_flag=True, help="Say which files would get a new id; change nothing.")
+@common
+@click.pass_obj
+def repair(settings: Settings, dry_run: bool) -> None:
+    """Give each file that holds another memory's id an id of its own.
+
+    Of several files holding one id, the one already indexed keeps it; each other
+    file (a copy made by hand, a file from elsewhere) is ignored until repaired.
+    Undo one with: memvault rollback NEW-ID.
+    """
+    done = settings.open_vault(write=not dry_run).repair(dry_run=dry_run)
+
+    def human() -> None:
+        for item in done:
+            echo(f"{item.path}: {item.old} -> {item.new} ({item.old} stays with {item.kept})")
+        echo(f"{'would give' if dry_run else 'gave'} {len(done)} files an id of their own")
+
+    emit(settings, {"dry_run": dry_run, "repaired": [item.to_json() for item in done]}, human)

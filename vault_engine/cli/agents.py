@@ -9,7 +9,7 @@ import click
 
 from ..agents import claude_code, codex
 from ..config import environment
-from .options import Settings, common, emit
+from .options import Settings, common, echo, echo_json, emit
 from .root import cli
 
 AGENTS = (claude_code.AGENT, codex.AGENT)
@@ -37,7 +37,7 @@ def hook(settings: Settings, agent: str, event: str) -> None:
     from ..agents.hooks import run
 
     stdin = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    click.echo(run(agent, event, stdin, settings.vault_path), nl=False)
+    echo_json(run(agent, event, stdin, settings.vault_path), nl=False)  # the agent's JSON answer
 
 
 @cli.command("install")
@@ -85,15 +85,15 @@ def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall
     def human() -> None:
         for change in changes:
             if not change.changed:
-                click.echo(f"unchanged {change.path} ({change.what})")
+                echo(f"unchanged {change.path} ({change.what})")
             elif dry_run:
-                click.echo(change.diff(), nl=False)
+                echo(change.diff(), nl=False)
             else:
-                click.echo(f"{change.to_json()['action']}d {change.path}: {change.what}")
+                echo(f"{change.to_json()['action']}d {change.path}: {change.what}")
         if not any(c.changed for c in changes):
-            click.echo(f"{agent}: nothing to change")
+            echo(f"{agent}: nothing to change")
         elif dry_run:
-            click.echo(f"{agent}: would change {sum(c.changed for c in changes)} file(s); run without --dry-run")
+            echo(f"{agent}: would change {sum(c.changed for c in changes)} file(s); run without --dry-run")
 
     emit(settings, {"agent": agent, "scope": scope, "dry_run": dry_run, "uninstall": uninstall,
                     "files": [c.to_json() for c in changes], "written": [str(c.path) for c in written]}, human)

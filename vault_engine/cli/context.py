@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .options import Settings, common, emit
+from .options import Settings, common, echo, echo_json, emit
 from .root import cli
 
 
@@ -51,15 +51,16 @@ def context(settings: Settings, task: str, path: str | None, operation: str | No
     request = TaskRequest(task, path=path, operation=operation, phase=phase, kind=kind, project=key, budget=budget,
                           overview=overview, sender=sender)
     manifest = build(settings.open_vault(), request, record=not no_record)
-    text = as_json_text(manifest) + "\n" if settings.as_json or fmt == "json" else manifest.markdown
+    as_json = settings.as_json or fmt == "json"
+    text = as_json_text(manifest) + "\n" if as_json else manifest.markdown
     if out:
         write_atomic(Path(out), text)
-        click.echo(f"wrote {out}: {describe(manifest)}", err=True)
+        echo(f"wrote {out}: {describe(manifest)}", err=True)
     else:
-        click.echo(text, nl=False)
-        click.echo(describe(manifest), err=True)
+        (echo_json if as_json else echo)(text, nl=False)
+        echo(describe(manifest), err=True)
     if manifest.note:
-        click.echo(f"note: {manifest.note}", err=True)
+        echo(f"note: {manifest.note}", err=True)
 
 
 @cli.group()
@@ -98,4 +99,4 @@ def export_agents_md(settings: Settings, file: str, task: str, path: str | None,
                      record=False)
     changed = write_agents_file(Path(file), manifest.markdown)
     data = {"file": file, "changed": changed, "ids": manifest.ids, "used": manifest.used, "budget": manifest.budget}
-    emit(settings, data, lambda: click.echo(f"{'updated' if changed else 'unchanged'} {file}: {describe(manifest)}"))
+    emit(settings, data, lambda: echo(f"{'updated' if changed else 'unchanged'} {file}: {describe(manifest)}"))

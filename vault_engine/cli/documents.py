@@ -10,7 +10,8 @@ from urllib.parse import unquote, urlparse
 import click
 
 from ..errors import InvalidInput
-from .options import Settings, common, emit
+from ..limits import MAX_DOCUMENT
+from .options import Settings, common, echo, emit, read_bytes
 from .root import cli
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
@@ -51,10 +52,12 @@ def _decode(data: bytes, where: str) -> str:
 def _read(location: str) -> tuple[str, str]:
     """The text of FILE (``-``: stdin) and its default source."""
     if location == "-":
-        return _decode(sys.stdin.buffer.read(), "<stdin>"), "document:stdin"
+        return _decode(read_bytes(sys.stdin.buffer, MAX_DOCUMENT, "the document", "<stdin>"), "<stdin>"), \
+            "document:stdin"
     path = _local_path(location)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            data = read_bytes(handle, MAX_DOCUMENT, "the document", location)
     except IsADirectoryError:
         raise InvalidInput("is a folder, not a file", path=location) from None
     except OSError as exc:
@@ -93,14 +96,14 @@ def ingest_doc(settings: Settings, file: str, source: str | None, chunk_size: in
 
     def human() -> None:
         if result.duplicate:
-            click.echo(f"already ingested: {' '.join(result.ids)} ({result.chunks} "
-                       f"part{'' if result.chunks == 1 else 's'}, nothing written)")
+            echo(f"already ingested: {' '.join(result.ids)} ({result.chunks} "
+                 f"part{'' if result.chunks == 1 else 's'}, nothing written)")
         else:
             for part in result.parts:
-                click.echo(f"{part.id}  {part.path}  {part.title}")
+                echo(f"{part.id}  {part.path}  {part.title}")
         if result.redactions and not result.duplicate:
-            click.echo(f"redacted {result.redactions} secret{'' if result.redactions == 1 else 's'} "
-                       "before writing", err=True)
+            echo(f"redacted {result.redactions} secret{'' if result.redactions == 1 else 's'} "
+                 "before writing", err=True)
 
     emit(settings, result.to_json(), human)
 
@@ -132,7 +135,7 @@ def remember_output(settings: Settings, source: str, min_chars: int | None, proj
     from ..ingest.documents import tool_source
 
     source = tool_source(source)
-    data = sys.stdin.buffer.read()
+    data = read_bytes(sys.stdin.buffer, MAX_DOCUMENT, "the tool output", "<stdin>")
     text = _decode(data, "<stdin>")
     vault = settings.open_vault(write=True)
     llm = vault.llm()
@@ -148,12 +151,12 @@ def remember_output(settings: Settings, source: str, min_chars: int | None, proj
 
     def human() -> None:
         if not raw:
-            click.echo(result.reference, nl=False)
+            echo(result.reference, nl=False)
         else:  # byte for byte: click.echo would drop colour codes when stdout is not a terminal
             stdout = sys.stdout.buffer
             stdout.write(data)
             stdout.flush()
             if result.stored and result.ids:
-                click.echo(f"kept as {result.ids[0]} (expand: memvault show {result.ids[0]} --depth 2)", err=True)
+                echo(f"kept as {result.ids[0]} (expand: memvault show {result.ids[0]} --depth 2)", err=True)
 
     emit(settings, shown, human)

@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import click
 
-from .options import Settings, common, emit
+from .options import Settings, common, echo, emit
 from .root import cli
 
 
@@ -29,19 +29,19 @@ def maintain(settings: Settings, dry_run: bool, replan: bool) -> None:
         "settled": report.settled,
     }
     if report.notice and not settings.as_json:
-        click.echo(report.notice, err=True)
+        echo(report.notice, err=True)
 
     def human() -> None:
         for action in report.actions:
-            click.echo(action.describe())
+            echo(action.describe())
         counts = ", ".join(f"{k} {v}" for k, v in report.counts().items()) or "nothing to do"
         if report.settled:
             counts += " (nothing changed since the last run that left nothing to do)"
         if dry_run:
-            click.echo(f"plan: {counts} (dry run: nothing changed)")
+            echo(f"plan: {counts} (dry run: nothing changed)")
         else:
-            click.echo(f"done: {counts} in {report.seconds:.1f} s"
-                       + (" (undo any one: memvault rollback ID)" if report.actions else ""))
+            echo(f"done: {counts} in {report.seconds:.1f} s"
+                 + (" (undo any one: memvault rollback ID)" if report.actions else ""))
 
     emit(settings, data, human)
 
@@ -55,27 +55,27 @@ def audit(settings: Settings) -> None:
 
     def human() -> None:
         share = report.hot_chars / report.hot_budget * 100 if report.hot_budget else 0
-        click.echo(f"hot tier: {report.hot_chars} / {report.hot_budget} characters ({share:.0f}%), "
-                   f"{len(report.hot)} memories")
+        echo(f"hot tier: {report.hot_chars} / {report.hot_budget} characters ({share:.0f}%), "
+             f"{len(report.hot)} memories")
         for row in report.hot:
             lock = " protected" if row.protected else ""
-            click.echo(f"  {row.id}  {row.type}/{row.nature}{lock}  {row.age_days} d  value {row.value:.2f}  "
-                       f"{row.chars} chars  -> {row.plan}  {row.title}")
+            echo(f"  {row.id}  {row.type}/{row.nature}{lock}  {row.age_days} d  value {row.value:.2f}  "
+                 f"{row.chars} chars  -> {row.plan}  {row.title}")
         tiers = ", ".join(f"{k} {v}" for k, v in report.tiers.items()) or "none"
-        click.echo(f"tiers: {tiers}; trash {report.trash}"
-                   + (f" (next expiry {report.next_expiry})" if report.next_expiry else ""))
-        click.echo(f"episodes not yet compacted: {report.episodes_uncompacted} (limit {report.compaction_limit})")
+        echo(f"tiers: {tiers}; trash {report.trash}"
+             + (f" (next expiry {report.next_expiry})" if report.next_expiry else ""))
+        echo(f"episodes not yet compacted: {report.episodes_uncompacted} (limit {report.compaction_limit})")
         planned = ", ".join(f"{k} {v}" for k, v in report.planned.items()) or "nothing"
-        click.echo(f"maintain would: {planned}")
-        click.echo(f"index: {report.index}")
+        echo(f"maintain would: {planned}")
+        echo(f"index: {report.index}")
         counts = ", ".join(f"{k} {'-' if v is None else v}" for k, v in report.counts.items())
-        click.echo(f"index counts: {counts} ({'ok' if report.counts_ok else 'MISMATCH: run memvault sync'})")
-        click.echo(f"invalid files: {len(report.invalid)}")
+        echo(f"index counts: {counts} ({'ok' if report.counts_ok else 'MISMATCH: run memvault sync'})")
+        echo(f"invalid files: {len(report.invalid)}")
         for line in report.invalid:
-            click.echo(f"  {line}")
+            echo(f"  {line}")
         if report.conflicts:
-            click.echo(f"conflicting versions to settle: {len(report.conflicts)}")
+            echo(f"conflicting versions to settle: {len(report.conflicts)}")
             for line in report.conflicts:
-                click.echo(f"  {line}")
+                echo(f"  {line}")
 
     emit(settings, asdict(report), human)

@@ -16,17 +16,19 @@ from ..ingest.conversation import (
     ingest,
     parse_turns,
 )
-from .options import ProgressBar, Settings, common, emit
+from ..limits import MAX_DOCUMENT
+from .options import ProgressBar, Settings, common, echo, emit, read_bytes
 from .root import cli
 
 
 def _read(file: str) -> tuple[str, str]:
     """(text, source name) of FILE, or of stdin for ``-``."""
     if file == "-":
-        data, source = sys.stdin.buffer.read(), "<stdin>"
+        data, source = read_bytes(sys.stdin.buffer, MAX_DOCUMENT, "the conversation", "<stdin>"), "<stdin>"
     else:
         try:
-            data, source = Path(file).read_bytes(), file
+            with Path(file).open("rb") as handle:
+                data, source = read_bytes(handle, MAX_DOCUMENT, "the conversation", file), file
         except OSError as exc:
             raise InvalidInput(f"cannot read file: {exc.strerror}", path=file) from None
     try:
@@ -40,16 +42,16 @@ def _report(result: IngestResult) -> None:
     for episode in result.episodes:
         if episode.action == "created":
             tags = f"  [{', '.join(episode.tags)}]" if episode.tags else ""
-            click.echo(f"episode {episode.id}  {episode.title}  ({episode.turns} turns){tags}")
+            echo(f"episode {episode.id}  {episode.title}  ({episode.turns} turns){tags}")
         elif episode.action == "existing":
-            click.echo(f"already stored {episode.id}  {episode.title}  ({episode.turns} turns)")
+            echo(f"already stored {episode.id}  {episode.title}  ({episode.turns} turns)")
         else:
-            click.echo(f"not stored: {episode.turns} turns were permanently forgotten ({episode.id})")
+            echo(f"not stored: {episode.turns} turns were permanently forgotten ({episode.id})")
     skipped = f", {result.one_off} one-off instructions left out" if result.one_off else ""
     secrets = f", {result.redacted} secrets redacted" if result.redacted else ""
     closed = "; session closed" if result.closed else ""
-    click.echo(f"buffered {result.buffered} turns{skipped}{secrets}; "
-               f"session '{result.session}' holds {result.pending} turns{closed}")
+    echo(f"buffered {result.buffered} turns{skipped}{secrets}; "
+         f"session '{result.session}' holds {result.pending} turns{closed}")
 
 
 AGENT_FORMATS = ("claude-code", "codex")
@@ -110,12 +112,12 @@ def ingest_command(settings: Settings, files: tuple[str, ...], session: str, flu
         partial, message, code = exc.result, exc.one_line(), exc.exit_code
         emit(settings, {**partial.to_json(), "error": message}, lambda: _report(partial))
         for warning in [*(f"warning: {w}" for w in partial.warnings), *settings.index_warnings()]:
-            click.echo(warning, err=True)
-        click.echo(f"error: {message}", err=True)
+            echo(warning, err=True)
+        echo(f"error: {message}", err=True)
         sys.exit(code)
     emit(settings, result.to_json(), lambda: _report(result))
     for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
 
 
 def _ingest_agent_files(settings: Settings, files: tuple[str, ...], fmt: str, project: str | None) -> None:
@@ -132,11 +134,11 @@ def _ingest_agent_files(settings: Settings, files: tuple[str, ...], fmt: str, pr
     def human() -> None:
         stored = [r.result for r in results if r.result is not None]
         episodes = sum(len(r.ingest.episodes) for r in stored if r.ingest is not None)
-        click.echo(f"{len(stored)} sessions read, {sum(r.new_messages for r in stored)} new messages, "
-                   f"{episodes} episodes, {sum(len(r.outputs) for r in stored)} tool outputs kept")
+        echo(f"{len(stored)} sessions read, {sum(r.new_messages for r in stored)} new messages, "
+             f"{episodes} episodes, {sum(len(r.outputs) for r in stored)} tool outputs kept")
 
     emit(settings, {"format": fmt, "files": [r.to_json() for r in results]}, human)
     for result in failed:
-        click.echo(f"error: {result.error}", err=True)
+        echo(f"error: {result.error}", err=True)
     if failed:
         sys.exit(1)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
+from ..errors import InvalidInput
 from ..format.memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
+from ..limits import MAX_DOCUMENT, MAX_TEXT, check_length
 from ..server.requests import DEPTHS
 from ..server.views import add_json, change_json, entry_json, entry_line, feedback_json
-from .options import Settings, common, emit, trust_option
+from .options import Settings, common, echo, emit, read_stdin, trust_option
 from .root import cli
 
 if TYPE_CHECKING:
@@ -19,8 +22,20 @@ if TYPE_CHECKING:
     from ..vault import FeedbackResult
 
 
+LONGER = f"a longer text is a document: memvault ingest-doc takes up to {MAX_DOCUMENT} characters"
+
+
 def _choice(values: tuple[str, ...]) -> click.Choice[str]:
     return click.Choice(values, case_sensitive=True)
+
+
+def _text(text: str, what: str) -> str:
+    """TEXT, or standard input for ``-``, refused past :data:`~vault_engine.limits.MAX_TEXT` before anything
+    is opened."""
+    if text == "-":
+        return read_stdin(MAX_TEXT, what, hint=LONGER)
+    check_length(text, MAX_TEXT, what, hint=LONGER)
+    return text
 
 
 @cli.command()
@@ -71,8 +86,7 @@ def add(settings: Settings, text: str, title: str | None, type_: MemoryType, kla
     from ..context.project import current_project
     from ..vault import NewMemory
 
-    if text == "-":
-        text = sys.stdin.read()
+    text = _text(text, "memory text")
     vault = settings.open_vault(write=True)
     here = current_project(Path.cwd(), vault.root) if not project and scope != "global" else None
     request = NewMemory(
@@ -84,11 +98,11 @@ def add(settings: Settings, text: str, title: str | None, type_: MemoryType, kla
     result = vault.add(request, allow_one_off=force, allow_forgotten=allow_forgotten)
 
     def human() -> None:
-        click.echo(result.id)
+        echo(result.id)
         if result.notice:
-            click.echo(result.notice, err=True)
+            echo(result.notice, err=True)
         if result.created and here and result.project == here:
-            click.echo(f"in project {here}: {result.path} (--scope global for every project)", err=True)
+            echo(f"in project {here}: {result.path} (--scope global for every project)", err=True)
 
     emit(settings, add_json(result), human)
 
@@ -104,20 +118,15 @@ def import_(settings: Settings, file: str) -> None:
     exit code is 1 when any line failed. A record imported before changes
     nothing, so importing a file again is safe.
     """
-    from ..errors import InvalidInput
-
     vault = settings.open_vault(write=True)
     if file == "-":
-        result = vault.import_jsonl(sys.stdin.read().splitlines(), "<stdin>")
+        result = vault.import_jsonl(_lines(sys.stdin, "<stdin>"), "<stdin>")
     else:
         try:
             with open(file, encoding="utf-8-sig") as handle:  # a BOM is not part of line 1
-                lines = handle.read().splitlines()
-        except UnicodeDecodeError:
-            raise InvalidInput("file is not valid UTF-8", path=file) from None
+                result = vault.import_jsonl(_lines(handle, file), file)
         except OSError as exc:
             raise InvalidInput(f"cannot read file: {exc.strerror}", path=file) from None
-        result = vault.import_jsonl(lines, file)
     data = {
         "imported": result.added,
         "merged": result.merged,
@@ -126,14 +135,27 @@ def import_(settings: Settings, file: str) -> None:
     }
 
     def human() -> None:
-        click.echo(f"imported {len(result.added)} memories, {len(result.merged)} merged as evidence, "
-                   f"{len(result.unchanged)} imported before, {len(result.errors)} lines failed")
+        echo(f"imported {len(result.added)} memories, {len(result.merged)} merged as evidence, "
+             f"{len(result.unchanged)} imported before, {len(result.errors)} lines failed")
 
     emit(settings, data, human)
     for error in result.errors:
-        click.echo(f"error: {error.one_line()}", err=True)
+        echo(f"error: {error.one_line()}", err=True)
     if result.errors:
         sys.exit(1)
+
+
+def _lines(stream: TextIO, where: str) -> Iterator[str]:
+    """The lines of ``stream``, none read past :data:`~vault_engine.limits.MAX_DOCUMENT` characters: of a longer
+    line, the first ``MAX_DOCUMENT + 1`` stand for it (the import refuses it) and the rest is skipped unread."""
+    try:
+        while line := stream.readline(MAX_DOCUMENT + 1):
+            if len(line) > MAX_DOCUMENT and not line.endswith("\n"):
+                while (rest := stream.readline(MAX_DOCUMENT + 1)) and not rest.endswith("\n"):
+                    pass
+            yield line.removesuffix("\n")
+    except UnicodeDecodeError:
+        raise InvalidInput("file is not valid UTF-8", path=where) from None
 
 
 @cli.command()
@@ -153,9 +175,9 @@ def show(settings: Settings, memory_id: str, depth: int) -> None:
 
     result = read(settings.open_vault(), memory_id, depth)
     if result.warning:
-        click.echo(result.warning, err=True)
+        echo(result.warning, err=True)
     view = result.view
-    emit(settings, view, lambda: click.echo(view["text"].rstrip("\n")))
+    emit(settings, view, lambda: echo(view["text"].rstrip("\n")))
 
 
 @cli.command("list")
@@ -182,12 +204,12 @@ def list_(settings: Settings, type_: str | None, scope: str | None, project: str
 
     def human() -> None:
         for entry in entries:
-            click.echo(entry_line(entry))
-        click.echo(f"{len(entries)} memories", err=True)
+            echo(entry_line(entry))
+        echo(f"{len(entries)} memories", err=True)
 
     emit(settings, data, human)
     for problem in problems:
-        click.echo(f"warning: {problem.one_line()}", err=True)
+        echo(f"warning: {problem.one_line()}", err=True)
 
 
 @cli.command()
@@ -199,10 +221,9 @@ def list_(settings: Settings, type_: str | None, scope: str | None, project: str
 @click.pass_obj
 def correct(settings: Settings, memory_id: str, text: str, title: str | None) -> None:
     """Correct a memory: a new version replaces it; the old one is kept as superseded."""
-    if text == "-":
-        text = sys.stdin.read()
+    text = _text(text, "correction text")
     result = settings.open_vault(write=True).correct(memory_id, text, title)
-    emit(settings, change_json(result), lambda: click.echo(f"{result.id} supersedes {result.related}"))
+    emit(settings, change_json(result), lambda: echo(f"{result.id} supersedes {result.related}"))
 
 
 @cli.command()
@@ -216,7 +237,7 @@ def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
     result = settings.open_vault(write=True).forget(memory_id, permanent=permanent)
     message = (f"purged {memory_id}" if permanent
                else f"moved {memory_id} to {result.path} (undo: memvault rollback {memory_id})")
-    emit(settings, change_json(result), lambda: click.echo(message))
+    emit(settings, change_json(result), lambda: echo(message))
 
 
 @cli.command()
@@ -232,16 +253,16 @@ def rollback(settings: Settings, memory_id: str | None, event_id: str | None) ->
 
     def human() -> None:
         if result.action == "restored":
-            click.echo(f"restored {result.id} to {result.path}")
+            echo(f"restored {result.id} to {result.path}")
         elif result.action == "reinstated":
-            click.echo(f"{result.id} is current again; the feedback that superseded it is undone")
+            echo(f"{result.id} is current again; the feedback that superseded it is undone")
         elif result.action.startswith("undid "):
             others = f" (also {result.related})" if result.related else ""
-            click.echo(f"{result.action} of {result.id}{others}")
+            echo(f"{result.action} of {result.id}{others}")
             for conflict in result.conflicts:
-                click.echo(f"  kept as is: {conflict}")
+                echo(f"  kept as is: {conflict}")
         else:
-            click.echo(f"{result.id} is current again; {result.related} moved to the trash")
+            echo(f"{result.id} is current again; {result.related} moved to the trash")
 
     emit(settings, change_json(result), human)
 
@@ -273,7 +294,7 @@ def feedback(settings: Settings, memory_id: str, outcome: str | None, applicatio
         raise click.UsageError(f"Missing option '--outcome' (one of {', '.join(OUTCOMES)})",
                                ctx=click.get_current_context())
     result = settings.open_vault(write=True).feedback(memory_id, outcome, application=application)
-    emit(settings, feedback_json(result), lambda: click.echo(feedback_line(result)))
+    emit(settings, feedback_json(result), lambda: echo(feedback_line(result)))
 
 
 def feedback_line(result: FeedbackResult) -> str:

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import click
 
+from ..errors import InvalidInput
 from ..format.memory import TRUSTS
+from ..format.text import printable, printable_json
+from ..limits import too_long
 
 F = TypeVar("F", bound=Callable[..., Any])
 ANY_TRUST = "any"  # every trust level
+READ_BLOCK = 1 << 16  # bytes read from an input at a time
 
 
 class ProgressBar:
@@ -92,9 +97,54 @@ def trust_option(help: str) -> Callable[[F], F]:
     return click.option("--trust", "trust", multiple=True, type=click.Choice((*TRUSTS, ANY_TRUST)), help=help)
 
 
+def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
+    """Print ``message`` (to stderr with ``err``) with every control character but tab and newline shown as
+    ``\\xNN``: a title or a file name cannot recolour the terminal or set its title. The command line prints
+    through this and :func:`echo_json` only."""
+    click.echo(printable(message), err=err, nl=nl)
+
+
+def echo_json(text: str, *, nl: bool = True) -> None:
+    """Print JSON text as it is, DEL and the C1 controls written as ``\\u`` escapes (the same JSON value)."""
+    click.echo(printable_json(text), nl=nl)
+
+
 def emit(settings: Settings, data: Any, human: Callable[[], None]) -> None:
     """Print ``data`` as JSON with --json, else call ``human``."""
     if settings.as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+        echo_json(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     else:
         human()
+
+
+def read_stdin(limit: int, what: str, *, hint: str = "") -> str:
+    """Standard input as text, refused past ``limit`` characters (no more than ``limit + 1`` are read).
+
+    Raises:
+        InvalidInput: it holds more than ``limit`` characters, or is not UTF-8.
+    """
+    try:
+        text = sys.stdin.read(limit + 1)
+    except UnicodeDecodeError:
+        raise InvalidInput(f"{what} is not valid UTF-8 text", path="<stdin>") from None
+    if len(text) > limit:
+        raise too_long(what, limit, hint=hint, path="<stdin>")
+    return text
+
+
+def read_bytes(stream: BinaryIO, limit: int, what: str, where: str) -> bytes:
+    """The bytes of ``stream``, refused past ``limit`` characters of UTF-8 text: reading stops at the first
+    block past the limit (an invalid byte counts as one character; the caller decodes).
+
+    Raises:
+        InvalidInput: more than ``limit`` characters.
+    """
+    counter = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    data = bytearray()
+    characters = 0
+    while block := stream.read(READ_BLOCK):
+        data += block
+        characters += len(counter.decode(block))
+        if characters > limit:
+            raise too_long(what, limit, path=where)
+    return bytes(data)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .options import Settings, common, emit
+from .options import Settings, common, echo, emit
 from .root import cli
 
 
@@ -31,4 +31,4 @@ def project(settings: Settings, path: Path) -> None:
     found = identify(path)
     data = {"key": found.key, "how": found.how, "detail": found.detail,
             "root": str(found.root) if found.root is not None else None}
-    emit(settings, data, lambda: click.echo(f"{found.key}  ({found.how}: {found.detail})"))
+    emit(settings, data, lambda: echo(f"{found.key}  ({found.how}: {found.detail})"))

@@ -9,21 +9,21 @@ import click
 from ..errors import ReflectionFailed
 from ..format.yamlfmt import format_datetime
 from ..ingest.reflection import ReflectionReport, reflect
-from .options import Settings, common, emit
+from .options import Settings, common, echo, emit
 from .root import cli
 
 
 def _report(report: ReflectionReport) -> None:
     if report.deferred_until is not None:
-        click.echo(f"deferred until {format_datetime(report.deferred_until)} "
-                   f"(the model failed {report.failures} times on these events)")
+        echo(f"deferred until {format_datetime(report.deferred_until)} "
+             f"(the model failed {report.failures} times on these events)")
         return
     for outcome in report.outcomes:
-        click.echo(outcome.describe())
+        echo(outcome.describe())
     if not report.learned:
-        click.echo("nothing to learn" + (f" from {report.evidence} events" if report.evidence else ""))
+        echo("nothing to learn" + (f" from {report.evidence} events" if report.evidence else ""))
     elif report.dry_run:
-        click.echo(f"plan: {len(report.learned)} deltas from {report.evidence} events (dry run: nothing changed)")
+        echo(f"plan: {len(report.learned)} deltas from {report.evidence} events (dry run: nothing changed)")
 
 
 @cli.command("reflect")
@@ -54,6 +54,6 @@ def reflect_command(settings: Settings, dry_run: bool) -> None:
         if settings.as_json:
             emit(settings, {"error": exc.one_line(), "attempt": exc.attempt,
                             "next_try": format_datetime(exc.next_try) if exc.next_try else None}, lambda: None)
-        click.echo(f"error: {exc.one_line()}{retry}", err=True)
+        echo(f"error: {exc.one_line()}{retry}", err=True)
         sys.exit(exc.exit_code)
     emit(settings, report.to_json(), lambda: _report(report))

@@ -8,7 +8,7 @@ import click
 
 from ..config import environment
 from ..errors import VaultError
-from .options import Settings
+from .options import Settings, echo
 
 DEBUG_ENV = "MEMVAULT_DEBUG"
 
@@ -16,7 +16,7 @@ DEBUG_ENV = "MEMVAULT_DEBUG"
 def _usage_error(exc: click.UsageError) -> None:
     """Report a usage error as one line (exit code 2), pointing at the right --help."""
     command = exc.ctx.command_path if exc.ctx is not None else "memvault"
-    click.echo(f"error: {exc.format_message()} (see: {command} --help)", err=True)
+    echo(f"error: {exc.format_message()} (see: {command} --help)", err=True)
     raise click.exceptions.Exit(2)
 
 
@@ -38,10 +38,10 @@ class MemvaultGroup(click.Group):
         try:
             return super().invoke(ctx)
         except VaultError as exc:
-            click.echo(f"error: {exc.one_line()}", err=True)
+            echo(f"error: {exc.one_line()}", err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
+            echo("interrupted", err=True)
             ctx.exit(130)
         except click.UsageError as exc:
             if isinstance(exc, click.exceptions.NoArgsIsHelpError):
@@ -51,12 +51,12 @@ class MemvaultGroup(click.Group):
             raise
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
-            click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+            echo(f"error: {where}{exc.strerror or exc}", err=True)
             ctx.exit(1)
         except Exception as exc:  # a bug: still one line, with a way to see more
             if environment().debug:
                 raise
-            click.echo(
+            echo(
                 f"error: internal error ({type(exc).__name__}: {exc}); set {DEBUG_ENV}=1 for a traceback",
                 err=True,
             )
@@ -88,5 +88,5 @@ def cli(ctx: click.Context, vault_path: str | None, as_json: bool) -> None:
 def _after(settings: Settings, /, *_args: object, **_kwargs: object) -> None:
     """After any command: say so when a write could not update the search indexes."""
     for warning in settings.index_warnings():
-        click.echo(warning, err=True)
+        echo(warning, err=True)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..format.memory import TYPES
-from .options import Settings, common, emit, trust_option
+from .options import Settings, common, echo, emit, trust_option
 from .root import cli
 
 
@@ -53,30 +53,30 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
 
     def human() -> None:
         if result.notice:
-            click.echo(result.notice + (" (--weak lists them)" if result.weak_left_out else ""), err=True)
+            echo(result.notice + (" (--weak lists them)" if result.weak_left_out else ""), err=True)
         if explain and searched:
-            click.echo(searched, err=True)
+            echo(searched, err=True)
         for hit in result.hits:
             label = (" [external]" if hit.trust == "external" else "") + (" [weak]" if hit.weak else "")
-            click.echo(f"{hit.score:.3f}  {hit.id}  {hit.title}{label}")
+            echo(f"{hit.score:.3f}  {hit.id}  {hit.title}{label}")
             detail = hit.snippet or hit.summary
             if detail:
-                click.echo(f"       {detail}")
+                echo(f"       {detail}")
             if hit.trigger:
-                click.echo(f"       when: {hit.trigger}")
+                echo(f"       when: {hit.trigger}")
             if hit.conflicts:
-                click.echo(f"       conflicts with {', '.join(hit.conflicts)}: states another value")
+                echo(f"       conflicts with {', '.join(hit.conflicts)}: states another value")
             if explain:
-                click.echo(f"       path: {hit.path}")
+                echo(f"       path: {hit.path}")
                 for reason in hit.why:
-                    click.echo(f"       - {reason}")
+                    echo(f"       - {reason}")
         if not result.hits:
-            click.echo(f"no matches ({searched})" if searched else "no matches", err=True)
+            echo(f"no matches ({searched})" if searched else "no matches", err=True)
         for hit in result.revivable:
-            click.echo(f"in the trash, matches strongly: {hit.id}  {hit.title}  "
-                       f"(memvault trash restore {hit.id})", err=True)
+            echo(f"in the trash, matches strongly: {hit.id}  {hit.title}  "
+                 f"(memvault trash restore {hit.id})", err=True)
             if explain:
-                click.echo(f"       score {hit.score:.2f} >= retrieval.revive_score: trashed memories are never "
-                           f"hits, a strong match is offered for revival; path: {hit.path}", err=True)
+                echo(f"       score {hit.score:.2f} >= retrieval.revive_score: trashed memories are never "
+                     f"hits, a strong match is offered for revival; path: {hit.path}", err=True)
 
     emit(settings, result.to_json(), human)

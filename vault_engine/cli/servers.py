@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .options import Settings, common
+from .options import Settings, common, echo
 from .root import cli
 
 
@@ -63,6 +63,6 @@ def serve(settings: Settings, port: int | None, host: str, no_watch: bool, proje
     from ..server.http import run
 
     def announce(line: str) -> None:
-        click.echo(line, err=True)
+        echo(line, err=True)
 
     run(settings.vault_path, host=host, port=port, watch=not no_watch, announce=announce, project=project)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .options import Settings, common, emit
+from .options import Settings, common, echo, emit
 from .root import cli
 
 
@@ -39,12 +39,12 @@ def setup(settings: Settings) -> None:
     done = run_setup(root, memvault_command())
 
     def human() -> None:
-        click.echo(f"{'wrote' if done.attributes_written else 'unchanged'} {root / ATTRIBUTES_FILE}")
+        echo(f"{'wrote' if done.attributes_written else 'unchanged'} {root / ATTRIBUTES_FILE}")
         if not done.git:
-            click.echo("not a git clone: run git init (or clone the shared vault), then memvault git setup")
+            echo("not a git clone: run git init (or clone the shared vault), then memvault git setup")
         else:
-            click.echo(f"merge drivers {'registered' if done.drivers_registered else 'already registered'} "
-                       "in this clone's git config")
+            echo(f"merge drivers {'registered' if done.drivers_registered else 'already registered'} "
+                 "in this clone's git config")
 
     emit(settings, {"vault": str(root), "attributes_written": done.attributes_written, "git": done.git,
                     "drivers_registered": done.drivers_registered}, human)
@@ -92,11 +92,11 @@ def sync(settings: Settings, remote: str) -> None:
                  f"merged {result.merged} commits" if result.merged else "",
                  f"re-indexed {result.reindexed} memories" if result.reindexed else "",
                  "pushed" if result.pushed else ""]
-        click.echo("; ".join(p for p in parts if p) + f" ({result.seconds:.1f} s)")
+        echo("; ".join(p for p in parts if p) + f" ({result.seconds:.1f} s)")
         if result.conflicts:
-            click.echo(f"git could not merge {len(result.conflicts)} file(s) that are not memvault's: "
-                       + ", ".join(result.conflicts) + "; resolve them, commit, and run memvault git sync again",
-                       err=True)
+            echo(f"git could not merge {len(result.conflicts)} file(s) that are not memvault's: "
+                 + ", ".join(result.conflicts) + "; resolve them, commit, and run memvault git sync again",
+                 err=True)
 
     emit(settings, result.to_json(), human)
     if result.conflicts:

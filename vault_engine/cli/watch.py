@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .options import Settings, common
+from .options import Settings, common, echo, echo_json
 from .root import cli
 
 if TYPE_CHECKING:
@@ -72,37 +72,37 @@ def update_json(update: WatchUpdate) -> dict[str, Any]:
 
 def _print(settings: Settings, update: WatchUpdate) -> None:
     if settings.as_json:
-        click.echo(json.dumps(update_json(update), ensure_ascii=False, default=str))
+        echo_json(json.dumps(update_json(update), ensure_ascii=False, default=str))
     elif update.report is not None and (update.changed or update.trigger == "start"):
         report = update.report
-        click.echo(f"synced: {report.plan.summary()}; {report.embedded} texts embedded ({update.seconds:.2f}s)")
+        echo(f"synced: {report.plan.summary()}; {report.embedded} texts embedded ({update.seconds:.2f}s)")
     if update.error is not None and update.trigger in ("maintain", "learn", "git"):
-        click.echo(f"warning: {update.trigger} failed: {update.error.one_line()}", err=True)
+        echo(f"warning: {update.trigger} failed: {update.error.one_line()}", err=True)
     elif update.error is not None:
-        click.echo(f"warning: sync failed: {update.error.one_line()}; retrying in {update.retry_in:g}s", err=True)
+        echo(f"warning: sync failed: {update.error.one_line()}; retrying in {update.retry_in:g}s", err=True)
     if update.report is not None and update.report.notice and not settings.as_json:
-        click.echo(update.report.notice, err=True)
+        echo(update.report.notice, err=True)
     for problem in update.new_problems:
-        click.echo(f"warning: {problem.one_line()}", err=True)
+        echo(f"warning: {problem.one_line()}", err=True)
     if update.learned is not None and not settings.as_json:
         learned = update.learned
         if learned.episodes or learned.learned:
-            click.echo(f"learned: {learned.episodes} episodes from buffered turns, {learned.learned} reflection "
-                       f"changes ({learned.pending} turns still buffered)")
+            echo(f"learned: {learned.episodes} episodes from buffered turns, {learned.learned} reflection "
+                 f"changes ({learned.pending} turns still buffered)")
         for line in learned.problems:
-            click.echo(f"warning: {line}", err=True)
+            echo(f"warning: {line}", err=True)
     if update.shared is not None and not settings.as_json:
         shared = update.shared
-        click.echo(f"git sync: {shared.committed} files committed, {shared.merged} commits merged"
-                   + (", pushed" if shared.pushed else "") + f" ({update.seconds:.2f}s)")
+        echo(f"git sync: {shared.committed} files committed, {shared.merged} commits merged"
+             + (", pushed" if shared.pushed else "") + f" ({update.seconds:.2f}s)")
         if shared.conflicts:
-            click.echo(f"warning: git could not merge {', '.join(shared.conflicts)}; resolve them and commit",
-                       err=True)
+            echo(f"warning: git could not merge {', '.join(shared.conflicts)}; resolve them and commit",
+                 err=True)
     if update.maintenance is not None and not settings.as_json:
         counts = ", ".join(f"{k} {v}" for k, v in update.maintenance.counts().items()) or "nothing to do"
-        click.echo(f"maintained ({update.reason}): {counts} ({update.seconds:.2f}s)")
+        echo(f"maintained ({update.reason}): {counts} ({update.seconds:.2f}s)")
     if update.trigger == "start":
-        click.echo("watching for changes; press Ctrl-C to stop", err=True)
+        echo("watching for changes; press Ctrl-C to stop", err=True)
 
 
 @cli.command("watch")
@@ -133,4 +133,4 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     stop = threading.Event()
     with _stop_on_signals(stop):
         watch(vault, on_report=lambda update: _print(settings, update), debounce_ms=debounce_ms, stop_event=stop)
-    click.echo("stopped", err=True)
+    echo("stopped", err=True)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from .. import store
 from ..errors import InvalidInput, VaultError
 from ..format.ids import new_event_id
-from ..format.text import clip
+from ..format.text import clip, printable
 from ..format.value import SYNTHESIS_SOURCE
 from ..index.catalog import CatalogRow
 from ..journal import Event
@@ -242,7 +242,7 @@ def render_markdown(manifest: Manifest, sizes: Sequence[int], usage: bool) -> st
                      f"--application {manifest.application}` (or ignored, overridden, corrected, "
                      f"contributed-to-failure).\n")
     parts.append(FOOTER)
-    return "".join(parts)
+    return printable("".join(parts))  # for an agent or a terminal: no escape sequence in a title runs
 
 
 POLICY_LEAD = "proven policy whose selectors match"

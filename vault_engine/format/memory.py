@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
-from ..errors import EncodingError, FrontmatterError
+from ..errors import EncodingError, FrontmatterError, MemoryFileError, UnreadableWrite
 from . import yamlfmt, yamlsubset
 from .kinds import AUTHORITIES, CLASSES, ENUMS, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
 from .schema import from_fields
@@ -28,7 +29,8 @@ __all__ = [
     "ALWAYS_WRITTEN", "AUTHORITIES", "CLASSES", "DATETIME_KEYS", "ENUMS", "KEY_ORDER", "LIFECYCLES",
     "LIST_KEYS", "MAX_COUNT", "MAX_HEADER_CHARS", "OUTCOMES", "RECALLS", "SCOPES", "TIERS", "TRUSTS", "TYPES",
     "Memory", "ParsedFile", "content_digest", "decode", "from_fields", "load_header", "memory_text",
-    "normalize_text", "parse", "render", "render_header", "split", "split_detail", "text_digest",
+    "normalize_text", "parse", "read_back", "render", "render_header", "same_memory", "split", "split_detail",
+    "text_digest",
 ]
 
 try:  # the C loader is ~10x faster; fall back for builds without libyaml
@@ -213,6 +215,30 @@ def render(memory: Memory, original: ParsedFile | None = None) -> str:
     newline = original.newline if original is not None else "\n"
     text = f"---{newline}{render_header(memory, newline)}{newline}---{newline}{memory.body}"
     return ("\ufeff" + text) if original is not None and original.bom else text
+
+
+def same_memory(a: Memory, b: Memory) -> bool:
+    """Whether two values are one memory as a file holds it (a list where a tuple was, a naive
+    date-time where one in UTC was, a plain note given frontmatter: the same)."""
+    return a == b or (a.body == b.body and a.to_json() == b.to_json())
+
+
+def read_back(rel: str, memory: Memory) -> Callable[[bytes], None]:
+    """The check a write of ``memory`` at ``rel`` makes on the bytes it wrote, before they replace
+    the file: they must parse back to ``memory``.  The check raises :class:`UnreadableWrite` when not."""
+
+    def verify(data: bytes) -> None:
+        try:
+            parsed = parse(decode(data, rel), rel).memory
+        except MemoryFileError as exc:
+            raise UnreadableWrite(f"not written: the file would not read back ({exc.message})", path=rel) from None
+        if not same_memory(parsed, memory):
+            meant = memory.to_json()
+            differ = sorted(k for k, v in parsed.to_json().items() if meant.get(k) != v)
+            raise UnreadableWrite(f"not written: the file would read back with another {', '.join(differ or ['body'])}",
+                                  path=rel)
+
+    return verify
 
 
 # ---------------------------------------------------------------- helpers

@@ -1,4 +1,4 @@
-"""Deterministic text helpers: titles, extractive summaries, paragraphs, one-off detection."""
+"""Deterministic text helpers: titles, extractive summaries, paragraphs, one-off detection, text safe to print."""
 
 from __future__ import annotations
 
@@ -128,3 +128,22 @@ def is_one_off(text: str) -> str | None:
         if match:
             return match.group("phrase").rstrip(" ,")
     return None
+
+
+# What a terminal acts on instead of showing: the C0 controls but tab and line feed (ESC opens colour,
+# cursor and window-title sequences, BEL ends them), DEL, the C1 controls (U+009B is a one-character
+# ESC [), and a carriage return that does not end a line (it would write over the line's start).
+_TERMINAL_CONTROLS = re.compile("\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f]")  # json.dumps escapes C0 itself, never DEL or C1
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print to a terminal: each control character but tab and newline as ``\\xNN``
+    (an escape sequence in a title shows as ``\\x1b]0;...``, never runs)."""
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def printable_json(text: str) -> str:
+    """JSON text from ``json.dumps(..., ensure_ascii=False)`` with DEL and the C1 controls written as
+    ``\\u00NN`` escapes: the same JSON value, with no control character left for a terminal to act on."""
+    return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

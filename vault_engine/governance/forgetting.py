@@ -91,8 +91,9 @@ def plan_repair(view: View) -> list[Action]:
                 continue
         if len(copies) < 2 or not all(_same_memory(copies[0].memory, c.memory) for c in copies[1:]):
             continue
-        # Written last wins; on a tie the trashed copy wins (the move to the trash was under way).
-        winner = max(copies, key=lambda c: (_stamp(c.memory), c.in_trash, c.path))
+        # Written last wins; on a tie the trashed copy wins (the move to the trash was under way), then the
+        # copy in use (the one the indexes hold: a copy made by hand is the newcomer).
+        winner = max(copies, key=lambda c: (_stamp(c.memory), c.in_trash, c.path == kept.path, c.path))
         losers = tuple(sorted(c.path for c in copies if c.path != winner.path))
         out.append(Action("repair", memory_id, f"interrupted move: kept {winner.path}, removing {', '.join(losers)}",
                           remove=losers))

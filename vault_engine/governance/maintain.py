@@ -35,6 +35,7 @@ from .. import fsio, store
 from ..clock import now as clock
 from ..errors import IndexStale, NothingToUndo, VaultError
 from ..format.memory import Memory, ParsedFile, memory_text, render, text_digest
+from ..format.redact import redact_memory
 from ..journal import Event, Journal
 from ..store import Entry
 from .actions import CREATING, TUPLE_FIELDS, Action, View, field_value, from_json, with_values
@@ -171,6 +172,7 @@ class Executor:
 
     def _write(self, tx: Writes, memory_id: str, memory: Memory) -> None:
         path, _, original = self.live[memory_id]
+        memory = redact_memory(memory)  # as the store writes it, so the next write finds what it expects
         text = render(memory, original)
         tx.write(path, memory, original)
         # What the file holds now: a later write checks the file against it (store.ensure_unchanged).

@@ -6,13 +6,14 @@ from the last sync, so a file with the same mtime and size is not even read.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import store
+from .. import copies, store
 from ..errors import MemoryFileError, VaultError
 from ..format.memory import content_digest
 from ..store import Entry
@@ -65,21 +66,43 @@ def _read_one(root: Path, rel: str, path: Path, known: Sequence[Any] | None,
     return DiskFile(rel, digest, memory_id, entry), [info.st_mtime_ns, info.st_size, digest, memory_id], True
 
 
-def _choose(chosen: dict[str, DiskFile], candidate: DiskFile, dropped: dict[str, list[str]]) -> None:
-    current = chosen.get(candidate.memory_id)
-    if current is None:
-        chosen[candidate.memory_id] = candidate
-        return
-    keep, _ = store.resolve_duplicate(candidate.memory_id, current.path, candidate.path)
-    chosen[candidate.memory_id] = current if keep == current.path else candidate
-    dropped.setdefault(candidate.memory_id, []).append(current.path if keep == candidate.path else candidate.path)
+def _choose(root: Path, memory_id: str, held: Sequence[DiskFile], known: copies.Known | None,
+            problems: list[VaultError]) -> DiskFile:
+    """The file of ``memory_id`` in use among ``held`` (see :mod:`vault_engine.copies`), ``known`` what
+    memvault recorded of the id; files not parsed yet are parsed.  Each other copy is reported in
+    ``problems``, naming the one in use."""
+    parsed: dict[str, tuple[DiskFile, Entry]] = {}
+    keep: DiskFile | None = None
+    for file in held:
+        try:
+            entry = file.entry or store.read_entry(root, file.path)
+        except MemoryFileError:  # reported where it was read
+            if known is not None and file.path == known.path:  # invalid for a while (mid-edit): it keeps
+                keep = file  # what the indexes hold
+            continue
+        if entry.memory.id == memory_id:
+            parsed[file.path] = (file, entry)
+    if keep is None and parsed:
+        chosen = copies.keeper(memory_id, [entry for _, entry in parsed.values()], known)
+        keep = dataclasses.replace(parsed[chosen.path][0], entry=chosen)
+    keep = keep or held[0]
+    kept = parsed.get(keep.path)
+    for file in held:
+        if file.path != keep.path:
+            other = parsed.get(file.path)
+            same = kept is not None and other is not None and copies.same_memory(other[1].memory, kept[1].memory)
+            problems.append(copies.duplicate_problem(memory_id, keep.path, file.path, same))
+    return keep
 
 
-def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]]) -> DiskState:
+def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]],
+              records: Mapping[str, tuple[str, str]] | None = None) -> DiskState:
     """Every memory file's id and digest, parsing only files whose bytes changed.
 
     ``stat_cache`` maps a path to ``[mtime_ns, size, digest, id]`` from the last sync;
-    a file with the same mtime and size is not even read.
+    a file with the same mtime and size is not even read.  ``records`` (the catalog's: id ->
+    (path, digest)) say which file of an id the indexes hold: of several files with one id, that
+    one keeps it (the whole rule: :mod:`vault_engine.copies`).
     """
     problems: list[VaultError] = []
     files: list[tuple[str, Path]] = []
@@ -89,23 +112,27 @@ def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]]) -> DiskState:
         else:
             files.append((rel, path))
     state = DiskState({}, problems, 0, {})
-    _read_files(root, files, stat_cache, state)
+    _read_files(root, files, stat_cache, state, records or {})
     return state
 
 
 def _read_files(root: Path, files: Iterable[tuple[str, Path]], stat_cache: Mapping[str, Sequence[Any]],
-                state: DiskState) -> None:
+                state: DiskState, records: Mapping[str, tuple[str, str]]) -> None:
     """Read ``files`` into ``state``: one file per id (duplicates reported), the stat cache, the parse count."""
-    dropped: dict[str, list[str]] = {}
+    found: dict[str, list[DiskFile]] = {}
     for rel, path in files:
-        found = _read_one(root, rel, path, stat_cache.get(rel), state.problems)
-        if found is None:
+        read = _read_one(root, rel, path, stat_cache.get(rel), state.problems)
+        if read is None:
             continue
-        candidate, state.stat_cache[rel], was_parsed = found
+        candidate, state.stat_cache[rel], was_parsed = read
         state.parsed += was_parsed
-        _choose(state.files, candidate, dropped)
-    for memory_id, paths in dropped.items():  # each naming the copy in use, once all are seen
-        state.problems += [store.duplicate_problem(memory_id, state.files[memory_id].path, p) for p in paths]
+        found.setdefault(candidate.memory_id, []).append(candidate)
+    clashing = [memory_id for memory_id, held in found.items() if len(held) > 1]
+    indexed = {i: records[i][0] for i in clashing if i in records}
+    known = copies.known(root, clashing, indexed) if clashing else {}
+    for memory_id, held in found.items():  # each other copy reported once all are seen, naming the one in use
+        state.files[memory_id] = (_choose(root, memory_id, held, known.get(memory_id), state.problems)
+                                  if len(held) > 1 else held[0])
 
 
 def _through_symlink(root: Path, rel: str) -> bool:
@@ -133,14 +160,14 @@ def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequenc
     # A symlink, or a folder that is one, is never followed (as in a full walk): the file may live
     # outside the vault, and file watchers report changes below a symlinked folder as the vault's own.
     present = [(rel, root / rel) for rel in wanted if not _through_symlink(root, rel) and (root / rel).is_file()]
-    _read_files(root, present, stat_cache, state)
+    _read_files(root, present, stat_cache, state, records)
     chosen, problems = state.files, state.problems
     for memory_id, file in list(chosen.items()):
         held = records.get(memory_id)
         if held and held[0] != file.path and held[0] not in changed and (root / held[0]).is_file():
-            keep, duplicate = store.resolve_duplicate(memory_id, held[0], file.path)
-            problems.append(duplicate)
-            if keep == held[0]:
+            keep = _choose(root, memory_id, [file, DiskFile(held[0], held[1], memory_id, None)],
+                           copies.Known(path=held[0]), problems)
+            if keep.path == held[0]:
                 del chosen[memory_id]
     by_path = {path: memory_id for memory_id, (path, _digest) in records.items() if path in changed}
     concerned = set(chosen) | set(by_path.values())

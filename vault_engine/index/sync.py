@@ -191,7 +191,7 @@ def freshness(root: Path) -> tuple[str, str]:
             catalog.close()
     except IndexStale as exc:
         return "unreadable", f"unreadable ({exc.message}); the next sync or search rebuilds it"
-    disk = read_disk(root, load_stat_cache(state / STAT_CACHE))
+    disk = read_disk(root, load_stat_cache(state / STAT_CACHE), records)
     indexed = {i: Located(path, digest) for i, (path, digest) in records.items()}
     plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)
     if plan.empty:
@@ -302,14 +302,15 @@ class _Batch:
 
 
 def _survey(root: Path, indexes: Indexes, old_cache: Mapping[str, Sequence[Any]],
-            paths: Iterable[str] | None) -> _Survey:
-    """Read the disk (only ``paths``, when given and the catalog has records) and plan against the catalog."""
+            paths: Iterable[str] | None, held: Mapping[str, tuple[str, str]] | None = None) -> _Survey:
+    """Read the disk (only ``paths``, when given and the catalog has records) and plan against the catalog
+    (``held``: the records of a catalog just rebuilt, which say which copy of an id keeps it)."""
     records = indexes.catalog.records()
     targeted = paths is not None and bool(records)
     if paths is not None and targeted:
         disk, indexed = read_paths(root, paths, old_cache, records)
     else:
-        disk = read_disk(root, old_cache)
+        disk = read_disk(root, old_cache, {**(held or {}), **records})
         indexed = {memory_id: Located(path, digest) for memory_id, (path, digest) in records.items()}
     plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)
     vector_hashes = indexes.vectors.hashes(disk.files) if targeted else indexes.vectors.hashes()
@@ -422,13 +423,16 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
     is the record sync plans against, so a crash before its commit just re-plans
     the rest; a walk of the whole vault removes the temp files such a crash left.
     """
+    held: dict[str, tuple[str, str]] = {}  # of several files with one id, the one indexed keeps it, rebuilt or not
     if full:
+        with contextlib.suppress(IndexStale):
+            held = indexes.catalog.records()
         indexes.rebuild()
     if paths is None or full:
         _remove_temps(root, indexes.state_dir)
     cache_path = indexes.state_dir / STAT_CACHE
     old_cache = load_stat_cache(cache_path)
-    survey = _survey(root, indexes, old_cache, None if full else paths)
+    survey = _survey(root, indexes, old_cache, None if full else paths, held)
     plan, disk = survey.plan, survey.disk
     batch = _batch(root, indexes, survey)
     embedded, seconds = _write_vectors(indexes, batch, plan.deleted, progress)

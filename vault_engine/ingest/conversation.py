@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from .. import fsio, store
 from ..clock import now
 from ..errors import IngestDeferred, InvalidInput, LlmDeferred, LlmUnavailable, VaultError
+from ..format.characters import scrub
 from ..format.ids import new_memory_id
 from ..format.memory import Memory, from_fields, memory_text, text_digest
 from ..format.redact import redact_counted
@@ -116,13 +117,14 @@ class IngestResult:
 
 
 def episode_body(turns: Sequence[Turn]) -> str:
-    """The episode body: per turn a ``### <role> · <ts>`` heading, a blank line, the exact content."""
+    """The episode body: per turn a ``### <role> · <ts>`` heading, a blank line, the content (exact, but for
+    the characters no memory may hold, made visible: see :func:`~vault_engine.format.characters.scrub`)."""
     parts = []
     for turn in turns:
         heading = f"### {turn.role}" + (f" · {turn.ts}" if turn.ts else "")
         content = turn.content if turn.content.endswith("\n") else turn.content + "\n"
         parts.append(f"{heading}\n\n{content}")
-    return "\n".join(parts)
+    return scrub("\n".join(parts))
 
 
 def transcript(turns: Sequence[Turn]) -> str:
@@ -256,7 +258,7 @@ def _ingest(vault: Vault, turns: list[Turn], session: str, llm: Llm, flush: bool
             if is_one_off_instruction(turn):
                 result.one_off += 1
                 continue
-            content, count = redact_counted(turn.content)
+            content, count = redact_counted(scrub(turn.content))  # a transcript's controls made visible
             item = Buffered(Turn(turn.role, content, turn.ts), count)
             if failure is None:
                 try:
@@ -408,7 +410,7 @@ def build_episode(digest: Digest, turns: Sequence[Turn], session: str, scan: Sca
 
     def clean(value: Any, limit: int) -> str:
         nonlocal redacted
-        text, count = redact_counted(_one_line(str(value or "")))
+        text, count = redact_counted(_one_line(scrub(str(value or ""))))
         redacted += count
         return clip(text, limit)
 

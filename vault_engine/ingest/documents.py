@@ -33,11 +33,13 @@ from typing import Any
 from .. import store
 from ..clock import now
 from ..errors import ForgottenContent, InvalidInput
+from ..format.characters import check, scrub
 from ..format.ids import new_memory_id
 from ..format.memory import SCOPES, Memory, from_fields, memory_text
 from ..format.redact import redact, redact_counted
 from ..format.text import PARAGRAPH_BREAK
 from ..journal import Event, forgotten_as, forgotten_digests
+from ..limits import MAX_DOCUMENT, check_length
 from ..llm.base import RECALLS, Digest, Llm
 from ..store import Scan
 from ..vault import Vault
@@ -235,11 +237,11 @@ def _existing(scan: Scan, digest: str) -> tuple[list[Part], str]:
 
 def _clean(digest: Digest, fallback: str) -> Digest:
     """A digest's fields redacted and within the schema (whichever model wrote them)."""
-    title = " ".join(redact(digest.title).split()) or fallback
+    title = " ".join(redact(scrub(digest.title)).split()) or fallback
     recall = digest.recall if digest.recall in RECALLS else "active"
-    tags = tuple(dict.fromkeys(t for t in (" ".join(redact(str(t)).split()) for t in digest.tags) if t))
-    return Digest(title=title, summary=redact(digest.summary).strip(), trigger=redact(digest.trigger).strip(),
-                  recall=recall, tags=tags)
+    tags = tuple(dict.fromkeys(t for t in (" ".join(redact(scrub(str(t))).split()) for t in digest.tags) if t))
+    return Digest(title=title, summary=redact(scrub(digest.summary)).strip(),
+                  trigger=redact(scrub(digest.trigger)).strip(), recall=recall, tags=tags)
 
 
 def ingest_document(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_size: int | None = None,
@@ -252,10 +254,12 @@ def ingest_document(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_
     fails (:class:`~vault_engine.errors.LlmUnavailable`), nothing is written.
 
     Raises:
-        InvalidInput: an empty document, a bad chunk size or overlap, or a project scope without a project.
+        InvalidInput: an empty document or one longer than ``MAX_DOCUMENT``, a bad chunk size or overlap, or a
+            project scope without a project.
         ForgottenContent: a part's text was permanently forgotten.
         LlmUnavailable: the model could not digest a part.
     """
+    check_length(text, MAX_DOCUMENT, "the document" if origin == "ingest-doc" else "the tool output")
     with vault.batch():  # one sync at the end, whichever way it ends
         return _ingest(vault, text, source=source, llm=llm, chunk_size=chunk_size, overlap=overlap,
                        project=project, scope=scope, trust=trust, origin=origin)
@@ -273,8 +277,8 @@ def _ingest(vault: Vault, text: str, /, *, source: str, llm: Llm, chunk_size: in
         raise InvalidInput("a project scope needs a project key")
     if not source.strip():
         raise InvalidInput("a document needs a source")
-    source = redact(source)  # a URI may carry user:password@ or a token
-    clean, redactions = redact_counted(text)
+    source = redact(check(source, "source"))  # a URI may carry user:password@ or a token
+    clean, redactions = redact_counted(scrub(text))  # a document's controls made visible, never refused
     if not clean.strip():
         raise InvalidInput("the document is empty")
     spans = chunk_spans(clean, size, overlap)

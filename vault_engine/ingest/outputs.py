@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import fsio
 from ..errors import InvalidInput
+from ..format.redact import holds_secret, redact
 from .documents import OutputResult, remember_output
 
 if TYPE_CHECKING:
@@ -67,7 +68,8 @@ def session_file(root: Path, session: str) -> Path:
     """
     if not session.strip():
         raise InvalidInput("name the session: --session ID")
-    name = session if _PLAIN.fullmatch(session) else hashlib.sha256(session.encode("utf-8")).hexdigest()[:24]
+    plain = _PLAIN.fullmatch(session) and not holds_secret(session)  # a secret never names a file
+    name = session if plain else hashlib.sha256(session.encode("utf-8")).hexdigest()[:24]
     return root / OUTPUTS_DIR / f"{name}.json"
 
 
@@ -96,7 +98,7 @@ def place(vault: Vault, path: Path, session: str, output: str) -> int:
         if output in outputs:
             return outputs.index(output) + 1
         outputs.append(output)
-        data = {"session": session, "outputs": outputs}
+        data = {"session": redact(session), "outputs": outputs}
         fsio.write_atomic(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
         return len(outputs)
 

@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from ..errors import InvalidInput
+from ..format.redact import holds_secret
 from ..format.text import is_one_off
 from ..llm.base import Turn
 
@@ -54,11 +55,14 @@ def check_session(name: str) -> str:
     """``name`` if it is a usable session name (``[A-Za-z0-9._-]{1,64}``, not starting with a dot).
 
     Raises:
-        InvalidInput: anything else (a session name never becomes a path of its own).
+        InvalidInput: anything else (a session name never becomes a path of its own), or a name
+            holding a secret (a file name never holds one).
     """
     if not isinstance(name, str) or not _SESSION.fullmatch(name) or name.startswith("."):
         raise InvalidInput(f"invalid session name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
                            "not starting with '.'")
+    if holds_secret(name):
+        raise InvalidInput("invalid session name: it looks like a secret (an API key or a token); name it otherwise")
     return name
 
 

@@ -19,7 +19,10 @@ carry ``Authorization: Bearer TOKEN``, the token written to
 ``.memvault/serve.json`` (mode 0600, so only the vault owner's processes can
 read it; other local users cannot reach the vault). Requests naming another
 ``Host`` are refused, so a web page cannot reach the API by DNS rebinding.
-Errors answer ``{"error": {"kind", "message"}}`` with a 4xx or 5xx status.
+Errors answer ``{"error": {"kind", "message"}}`` with a 4xx or 5xx status,
+the protocol's own refusals too (a malformed request line, headers too large,
+a body without a usable length); the connection is closed after any error, and
+every read from a client waits at most ``READ_TIMEOUT`` seconds.
 """
 
 from __future__ import annotations
@@ -29,12 +32,15 @@ import hmac
 import ipaddress
 import json
 import os
+import re
 import secrets
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -58,6 +64,9 @@ from .views import error_json
 API_VERSION = 1
 SERVE_FILE = "serve.json"
 MAX_BODY = 1 << 20  # bytes a request body may have
+READ_TIMEOUT = 10.0  # seconds one read from a client may wait (a request line, a header, the body)
+LINGER_SECONDS, LINGER_BYTES = 2.0, 4 * MAX_BODY  # the most of a refused body read and dropped before closing
+_LENGTH = re.compile(r"[0-9]{1,19}")  # a Content-Length: digits only (no sign, no spaces inside)
 LOOPBACK_NAMES = ("localhost",)
 
 # The operations and their requests: a body may carry the request's fields only (a typo must not pass unnoticed).
@@ -105,6 +114,27 @@ def host_name(header: str) -> str:
     if header.startswith("["):
         return header[1:].split("]", 1)[0]
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class Refused(Exception):
+    """A request refused for how it was sent, before the service sees it: an HTTP status and why."""
+
+    def __init__(self, status: HTTPStatus, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+    def answer(self) -> tuple[int, dict[str, Any]]:
+        return int(self.status), _error(_kind(self.status), self.message)
+
+
+# The error kinds of the protocol's refusals: their names in RFC 9110 and RFC 6585, in one word.
+_KINDS = {400: "BadRequest", 408: "RequestTimeout", 411: "LengthRequired", 413: "ContentTooLarge", 414: "URITooLong",
+          431: "RequestHeaderFieldsTooLarge", 501: "NotImplemented", 505: "HTTPVersionNotSupported"}
+
+
+def _kind(status: HTTPStatus) -> str:
+    return _KINDS.get(int(status)) or "".join(status.phrase.title().split())
 
 
 def call(service: MemoryService, operation: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -163,6 +193,7 @@ class Handler(BaseHTTPRequestHandler):
     """One request: check the host and the token, parse the body, call the service, answer JSON."""
 
     server: ApiServer
+    _length = 0  # the body's length in bytes, once _body_length has checked it
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms wait for a delayed ACK
     server_version = "memvault"
@@ -183,14 +214,61 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle("DELETE")
 
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.read_timeout)  # every read and write waits at most this long
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's own refusals (a request line or header too long, too many headers, a
+        malformed request line, an unknown method or version) in the JSON error shape, closing the connection."""
+        status = HTTPStatus(code)
+        self.close_connection = True
+        self.request_version = self.protocol_version  # a status line and headers, whatever the request line said
+        self._answer(code, _error(_kind(status), message or status.description))
+        self.server.log(f"{getattr(self, 'command', '') or '-'} {getattr(self, 'path', '') or '-'} {code}")
+
     def _handle(self, method: str) -> None:
         started = time.perf_counter()
         self._body_read = False
-        status, data = self._route(method)
-        if not self._body_read and self.headers.get("Content-Length", "0") not in ("", "0"):
-            self.close_connection = True  # the unread body must not be taken for the next request
+        try:
+            if self.request_version == "HTTP/0.9":
+                self.request_version = self.protocol_version  # answered with a status line and headers: refused
+                raise Refused(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, "HTTP/0.9 is not supported; send HTTP/1.1")
+            self._length = self._body_length()
+            status, data = self._route(method)
+        except Refused as refused:
+            status, data = refused.answer()
+        if status >= 400 or (not self._body_read and self.headers.get("Content-Length", "0") not in ("", "0")):
+            self.close_connection = True  # after a refusal, and so that an unread body is never the next request
         self._answer(status, data)
         self.server.log(f"{method} {self.path} {status} {(time.perf_counter() - started) * 1000:.0f}ms")
+
+    def _body_length(self) -> int:
+        """The length of the request's body in bytes (0 without a Content-Length), checked before anything else.
+
+        Raises:
+            Refused: a Transfer-Encoding (411 for chunked, 501 for any other coding), a Content-Length that is not
+                one whole number (400), or one over ``MAX_BODY`` (413).
+        """
+        codings = [c.strip().lower() for value in self.headers.get_all("Transfer-Encoding") or ()
+                   for c in value.split(",") if c.strip()]
+        if codings and codings[-1] == "chunked":
+            raise Refused(HTTPStatus.LENGTH_REQUIRED, "send the body with a Content-Length header; chunked transfer "
+                                                      "encoding is not supported")
+        if codings:
+            raise Refused(HTTPStatus.NOT_IMPLEMENTED, f"transfer coding '{codings[-1]}' is not supported; send the "
+                                                      "body as is, with a Content-Length header")
+        values = {value.strip() for value in self.headers.get_all("Content-Length") or ()}
+        if not values:
+            return 0
+        if len(values) > 1 or not _LENGTH.fullmatch(next(iter(values))):
+            raise Refused(HTTPStatus.BAD_REQUEST, "Content-Length must be one whole number of bytes, got "
+                                                  f"{', '.join(sorted(values))[:60]!r}")
+        length = int(next(iter(values)))
+        if length > MAX_BODY:
+            raise Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                          f"request body too large ({length} bytes; at most {MAX_BODY})")
+        return length
 
     def _route(self, method: str) -> tuple[int, dict[str, Any]]:
         if not is_loopback(host_name(self.headers.get("Host") or "")):
@@ -211,6 +289,8 @@ class Handler(BaseHTTPRequestHandler):
             if name == "status":
                 return 200, self.server.service.status()
             return 200, call(self.server.service, name, self._body())
+        except Refused as refused:
+            return refused.answer()
         except VaultError as exc:
             return http_status(exc), error_json(exc)
         except Exception as exc:  # a bug: answered, logged, and the server keeps serving
@@ -222,13 +302,14 @@ class Handler(BaseHTTPRequestHandler):
         return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.server.token.encode())
 
     def _body(self) -> dict[str, Any]:
+        length = self._length
         try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            raise InvalidInput("Content-Length is not a number") from None
-        if length > MAX_BODY:
-            raise InvalidInput(f"request body too large ({length} bytes; at most {MAX_BODY})")
-        raw = self.rfile.read(length) if length else b"{}"
+            raw = self.rfile.read(length) if length else b"{}"
+        except OSError:  # TimeoutError among them: the client stopped sending
+            raise Refused(HTTPStatus.REQUEST_TIMEOUT, f"the request body ({length} bytes) did not arrive within "
+                                                      f"{self.server.read_timeout:g} s") from None
+        if len(raw) < length:
+            raise Refused(HTTPStatus.BAD_REQUEST, f"the connection ended after {len(raw)} of the body's {length} bytes")
         self._body_read = True
         try:
             body = json.loads(raw.decode("utf-8"))
@@ -236,6 +317,10 @@ class Handler(BaseHTTPRequestHandler):
             raise InvalidInput("request body is not UTF-8") from None
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"request body is not JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
+        except RecursionError:  # thousands of nested arrays or objects
+            raise InvalidInput("request body is not usable JSON: it is nested too deeply") from None
+        except ValueError:  # a number of thousands of digits
+            raise InvalidInput("request body is not usable JSON: a number has too many digits") from None
         if not isinstance(body, dict):
             raise InvalidInput("request body must be a JSON object")
         return body
@@ -259,6 +344,7 @@ def _error(kind: str, message: str) -> dict[str, Any]:
 class ApiServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    read_timeout = READ_TIMEOUT
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that failed (the client went away mid-answer): one line, not a traceback."""
@@ -267,10 +353,19 @@ class ApiServer(ThreadingHTTPServer):
         failure = sys.exc_info()[1]
         self.log(f"connection from {client_address[0]} ended: {type(failure).__name__}: {failure}")
 
+    def shutdown_request(self, request: Any) -> None:
+        """Close a connection gently: stop writing, then drop what the client still sends (a body that was
+        refused unread) for a moment, so that it reads the answer instead of a connection reset."""
+        with contextlib.suppress(OSError):
+            request.shutdown(socket.SHUT_WR)
+            request.settimeout(LINGER_SECONDS)
+            deadline, dropped = time.monotonic() + LINGER_SECONDS, 0
+            while dropped < LINGER_BYTES and time.monotonic() < deadline and (chunk := request.recv(1 << 16)):
+                dropped += len(chunk)
+        self.close_request(request)
+
     def __init__(self, address: tuple[str, int], service: MemoryService, token: str,
                  log: Callable[[str], None] = lambda _line: None):
-        import socket
-
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.service = service
         self.token = token

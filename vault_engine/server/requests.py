@@ -8,8 +8,10 @@ names its fields from them, and both boundaries build the request with
 ``parse`` (the checks and messages of the service); the service takes parsed
 requests and checks nothing again.
 
-A field without a default is required; a field whose default is ``None`` may
-be left out or sent as ``null``.
+A field without a default is required; a field left out or sent as ``null``
+takes its default. Types are strict: a flag is a JSON boolean, a list a JSON
+array of strings, a number a whole number; anything else is refused with a
+message naming the field.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ from typing import Any, Literal, Self
 
 from ..errors import InvalidInput
 from ..format.kinds import AUTHORITIES, OUTCOMES, SCOPES, TRUSTS, TYPES, Authority, MemoryType, Outcome, Scope, Trust
+from ..limits import MAX_TEXT  # the text one remember or correct may carry: the command line's limit too
 
 MAX_ID = 200
 MAX_PROJECT = 500
 MAX_PATH = 1000  # a path argument, and each path glob of a memory
 MAX_QUERY = 2000
 MAX_TASK = 4000
-MAX_TEXT = 200_000  # characters one remember or correct may carry
 MAX_TITLE = 300
 MAX_SUMMARY = 2000  # a summary, and a trigger
 MAX_SELECTOR = 200  # a task's operation, phase and kind
@@ -146,7 +148,7 @@ class Whole:
 
 @dataclass(frozen=True, slots=True)
 class Flag:
-    """True or false; any other value counts by its truth."""
+    """True or false, as a JSON boolean: ``"yes"``, ``1`` or ``"false"`` is refused, never taken by its truth."""
 
     description: str
 
@@ -154,12 +156,15 @@ class Flag:
         return {"type": "boolean", "default": default, "description": self.description}
 
     def parse(self, name: str, value: Any, nullable: bool) -> bool:
-        return bool(value)
+        if not isinstance(value, bool):
+            raise InvalidInput(f"{name} must be true or false, got {_shown(value)}")
+        return value
 
 
 @dataclass(frozen=True, slots=True)
 class Strings:
-    """A list of strings (one string counts as a list of one); ``item_name`` names one of them in messages."""
+    """A list of strings, each checked by ``item`` (a bare string is refused: it is not a list); ``item_name``
+    names one of them in messages."""
 
     description: str
     item: Text | Choice
@@ -167,23 +172,30 @@ class Strings:
     max_items: int = MAX_ITEMS
 
     def schema(self, default: Any, required: bool) -> dict[str, Any]:
-        return {"type": "array", "items": self.item.schema(None, False), "maxItems": self.max_items,
+        return {"type": "array", "items": self.item.schema(None, True), "maxItems": self.max_items,
                 "description": self.description}
 
     def parse(self, name: str, value: Any, nullable: bool) -> tuple[str, ...]:
         if value is None:
             return ()
-        if isinstance(value, str):
-            value = (value,)
-        if not isinstance(value, Sequence) or not all(isinstance(v, str) for v in value):
-            raise InvalidInput(f"{name} must be a list of strings")
-        if isinstance(self.item, Choice):
-            for item in value:
-                self.item.parse(self.item_name, item, False)
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise InvalidInput(f"{name} must be a list of strings, got {_shown(value)}")
+        if len(value) > self.max_items:
+            raise InvalidInput(f"{name} has too many items ({len(value)}; at most {self.max_items})")
+        for item in value:
+            self.item.parse(self.item_name, item, False)
         return tuple(value)
 
 
 Spec = Text | Choice | Whole | Flag | Strings
+
+
+def _shown(value: Any) -> str:
+    """A wrong value as a message quotes it: its JSON type, and the value when it is short."""
+    kind = {bool: "boolean", int: "number", float: "number", str: "string", list: "list", tuple: "list",
+            dict: "object"}.get(type(value), type(value).__name__)
+    text = repr(value)
+    return f"{kind} {text}" if len(text) <= 40 else kind
 
 
 def arg(spec: Spec) -> dict[str, Spec]:
@@ -213,7 +225,9 @@ class Request:
         """
         parsed: dict[str, Any] = {}
         for name, (spec, default) in cls.specs().items():
-            value = values.get(name, None if default is dataclasses.MISSING else default)
+            value = values.get(name)
+            if value is None and default is not dataclasses.MISSING:  # absent, or null: the default
+                value = default
             parsed[name] = spec.parse(name, value, default is None)
         return cls(**parsed)
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .. import fsio
 from ..errors import VaultError
-from ..format.memory import render
+from ..format.memory import read_back, render
 from .merge import merge_journal, merge_memory
 
 ATTRIBUTES_FILE = ".gitattributes"
@@ -187,5 +187,5 @@ def run_driver(kind: str, base: Path, ours: Path, theirs: Path, path: str, root:
         rel = store.choose_path(root, folder if folder != "." else "memories/global", merged.conflict)
         target = root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        fsio.write_atomic(target, render(merged.conflict))
+        fsio.write_atomic(target, render(merged.conflict), verify=read_back(rel, merged.conflict))
     return 0 if merged.clean else 1

@@ -33,7 +33,7 @@ def entry(vault: Vault, memory_id: str, scan: Scan | None = None) -> Entry:
 def find(vault: Vault, memory_id: str) -> Entry:
     """:func:`entry` for readers, without reading the whole vault: the file the catalog
     names for ``memory_id`` when it still holds that id, else :func:`entry` (a scan)."""
-    rel = _catalog_paths(vault, [memory_id]).get(memory_id)
+    rel = catalog_paths(vault, [memory_id]).get(memory_id)
     if rel is not None:
         try:
             entry = store.read_entry(vault.root, rel)
@@ -44,7 +44,7 @@ def find(vault: Vault, memory_id: str) -> Entry:
     return vault.entry(memory_id)
 
 
-def _catalog_paths(vault: Vault, memory_ids: Iterable[str]) -> dict[str, str]:
+def catalog_paths(vault: Vault, memory_ids: Iterable[str]) -> dict[str, str]:
     """id -> path as last indexed (empty when the indexes are missing or unreadable)."""
     from ..index.catalog import Catalog
 
@@ -77,7 +77,7 @@ def links_of(vault: Vault, memory: Memory) -> list[dict[str, str | None]]:
         except (VaultError, OSError):
             targets = None
         if targets is not None and len(targets) == len(set(memory.links)):
-            paths = _catalog_paths(vault, set(targets.values()))
+            paths = catalog_paths(vault, set(targets.values()))
             if all(_holds(vault, paths.get(i), i) for i in set(targets.values())):
                 return [{"link": link, "id": targets[link]} for link in memory.links]
     return vault.resolve_links(memory, vault.scan()) if memory.links else []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable
@@ -12,12 +13,14 @@ from .. import store
 from ..clock import now
 from ..context.scope import placement
 from ..errors import ForgottenContent, InvalidInput, VaultError
+from ..format.characters import check, check_data
 from ..format.ids import new_memory_id
 from ..format.kinds import Scope
 from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_digest
-from ..format.redact import redact, redact_data
+from ..format.redact import holds_secret, redact, redact_data
 from ..format.text import is_one_off, make_summary, make_title
 from ..journal import Event, forgotten_as, forgotten_digests
+from ..limits import MAX_DOCUMENT, MAX_TEXT, check_length, too_long
 from ..sharing import senders
 from ..store import Entry, Scan
 from .ports import Open as Vault
@@ -25,9 +28,32 @@ from .results import AddResult, ImportResult, NewMemory
 
 RECORD_KEY = "record_sha256"  # in the journal events of an import: which record each came from
 
+def checked(request: NewMemory) -> NewMemory:
+    """``request`` with every text in it normalised (line ends, byte-order marks).
+
+    Raises:
+        InvalidInput: a field holds a character no memory may hold (see :mod:`~vault_engine.format.characters`).
+    """
+    def one(value: str | None, name: str) -> str | None:
+        return None if value is None else check(value, name)
+
+    def many(values: Iterable[str], name: str) -> tuple[str, ...]:
+        return tuple(check(value, f"{name}[{number}]") for number, value in enumerate(values))
+
+    return dataclasses.replace(
+        request, text=check(request.text, "text"), title=one(request.title, "title"),
+        summary=one(request.summary, "summary"), trigger=one(request.trigger, "trigger"),
+        project=one(request.project, "project"), source=check(request.source, "source"),
+        sender=one(request.sender, "sender"), tags=many(request.tags, "tags"), paths=many(request.paths, "paths"),
+        tasks=many(request.tasks, "tasks"), operations=many(request.operations, "operations"),
+        phases=many(request.phases, "phases"), extra=check_data(request.extra, "extra"),
+    )
+
+
 def build(request: NewMemory, stamp: datetime, sender: str | None = None) -> Memory:
-    """The new memory ``request`` asks for, stamped ``stamp`` (text and fields redacted); from
-    ``sender`` unless the request names its own."""
+    """The new memory ``request`` asks for, stamped ``stamp`` (text and fields checked, then redacted);
+    from ``sender`` unless the request names its own."""
+    request = checked(request)
     text = redact(request.text.strip("\n")).rstrip() + "\n"
     if not text.strip():
         raise InvalidInput("memory text is empty")
@@ -100,9 +126,10 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
     """Remember one memory; the same text twice adds evidence instead of a duplicate.
 
     Raises:
-        InvalidInput: empty text, a one-off instruction, or bad field values.
+        InvalidInput: empty text or longer than ``MAX_TEXT``, a one-off instruction, or bad field values.
         ForgottenContent: the text was permanently forgotten.
     """
+    check_length(request.text, MAX_TEXT, "memory text")
     phrase = is_one_off(request.text)
     if phrase and not allow_one_off:
         raise InvalidInput(
@@ -246,6 +273,11 @@ def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_nam
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        if len(line) > MAX_DOCUMENT:  # refused unparsed (the command line reads no more of it than this)
+            refused = too_long("line", MAX_DOCUMENT, path=source_name)
+            refused.line = number
+            errors.append(refused)
+            continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -267,14 +299,17 @@ def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_nam
 
 
 def _from_record(vault: Vault, record: dict[str, Any], stamp: datetime, source_name: str, number: int) -> Memory:
-    record = dict(record)
+    record = {check(key, "a key"): check_data(value, key) for key, value in record.items()}
     body = record.pop("body", "")
     if not isinstance(body, str):
         raise InvalidInput("key 'body' must be text")
+    check_length(body, MAX_TEXT, "body")
     body = redact(body)
     if body and not body.endswith("\n"):
         body += "\n"
     record.setdefault("id", new_memory_id())
+    if isinstance(record["id"], str) and holds_secret(record["id"]):  # an id names the file and every event
+        raise InvalidInput("key 'id' looks like a secret (an API key or a token): leave it out and memvault makes one")
     record.setdefault("type", "fact")  # as for `add`
     if "title" not in record and body.strip():
         record["title"] = make_title(body)

@@ -8,12 +8,14 @@ from typing import Any
 from .. import store
 from ..clock import now
 from ..errors import InvalidInput
+from ..format.characters import check
 from ..format.ids import derived_event_id, new_event_id, new_memory_id
 from ..format.memory import OUTCOMES, Memory, memory_text, text_digest
 from ..format.redact import redact
 from ..format.text import make_summary, make_title
 from ..format.yamlfmt import format_datetime
 from ..journal import Event, MemoryState, governed_ids, replay
+from ..limits import MAX_TEXT, check_length
 from ..store import Scan
 from .ports import Open as Vault
 from .results import ChangeResult, FeedbackResult
@@ -21,7 +23,13 @@ from .transaction import Transaction
 
 
 def correct(vault: Vault, memory_id: str, text: str, title: str | None = None) -> ChangeResult:
-    """Write a new version of a memory; the old one becomes superseded (history kept)."""
+    """Write a new version of a memory; the old one becomes superseded (history kept).
+
+    Raises:
+        InvalidInput: empty text, or a character no memory may hold (see :mod:`~vault_engine.format.characters`).
+    """
+    check_length(text, MAX_TEXT, "correction text")
+    text, title = check(text, "text"), check(title, "title") if title is not None else None
     if not text.strip():
         raise InvalidInput("correction text is empty")
     stamp = now()

@@ -3,9 +3,10 @@
 Every writer of memory files goes through :class:`Transactions.begin`
 (``vault.transaction()``): it takes the writer lock, checks each file is still
 what was read (a change made meanwhile is refused, not overwritten), writes
-atomically, appends the journal events, and once the lock is released brings
-the search indexes up to date for just the touched files, when the vault syncs
-automatically.  The write has happened by then, so a failing sync becomes the
+atomically (each file read back as the memory meant before it replaces
+anything: what would not is never written), appends the journal events, and
+once the lock is released brings the search indexes up to date for just the
+touched files, when the vault syncs automatically.  The write has happened by then, so a failing sync becomes the
 vault's ``index_warning``, never an error that would hide a saved memory.
 
 An operation that calls another inside its transaction joins it: the lock is
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .. import fsio, store
-from ..format.memory import Memory, ParsedFile, render
+from ..format.memory import Memory, ParsedFile
 from ..journal import Event, Journal
 
 
@@ -52,9 +53,9 @@ class Transaction:
         return store.write(self.root, rel, memory, original)
 
     def write_many(self, files: Sequence[tuple[str, Memory, ParsedFile | None]]) -> None:
-        """Write many new or checked-out files, each atomically, with one flush for all."""
-        fsio.write_many_atomic([(store.inside(self.root, rel), render(memory, original))
-                                for rel, memory, original in files])
+        """Write many new or checked-out files, each atomically and read back, with one flush for all (when one
+        would not read back, none is written)."""
+        store.write_many(self.root, files)
 
     def move(self, source: str, dest: str, memory: Memory, original: ParsedFile | None = None) -> None:
         """Write ``memory`` at ``dest``, then remove ``source`` (a crash between leaves both, never neither)."""

@@ -9,6 +9,7 @@ from ..errors import InvalidInput, NothingToUndo
 from ..format.value import CONFLICT_OF
 from ..journal import Event, feedback_superseded, governed_ids
 from ..store import Scan
+from . import repair
 from .ports import Open as Vault
 from .results import ChangeResult
 from .transaction import Transaction
@@ -117,6 +118,9 @@ def _target(events: list[Event], memory_id: str | None, event_id: str | None) ->
         if feedback_superseded(event) and event.memory == memory_id:
             target = event
             break
+        if event.kind == repair.KIND and event.memory == memory_id:  # a new id given by `memvault repair`
+            target = event
+            break
     if target is None:
         if event_id is not None:
             raise NothingToUndo(f"{event_id} is not a correction, forget, superseding feedback or "
@@ -130,8 +134,10 @@ def _target(events: list[Event], memory_id: str | None, event_id: str | None) ->
 
 def _undo(vault: Vault, tx: Transaction, target: Event, memory_id: str, scan: Scan,
           stamp: datetime) -> ChangeResult:
-    """Undo a forget, a superseding feedback or a correction (``target``) of ``memory_id``."""
-    if target.kind == "forget":
+    """Undo a forget, a superseding feedback, a correction or a repair's new id (``target``) of ``memory_id``."""
+    if target.kind == repair.KIND:
+        result = repair.undo(vault, tx, target, scan, stamp)
+    elif target.kind == "forget":
         entry = vault.entry(memory_id, scan)
         if not entry.in_trash:
             raise NothingToUndo(f"{memory_id} is no longer in the trash")

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import config as config_mod
-from .. import fsio, store
+from .. import copies, fsio, store
 from ..config import VaultConfig
 from ..errors import VaultError
 from ..format.memory import Memory
 from ..journal import DAMAGED_DIR, Event, Journal
 from ..store import Entry, Scan
-from . import indexes, reading, remember, replay, revise, trash, undo
+from . import indexes, reading, remember, repair, replay, revise, trash, undo
 from .results import AddResult, ChangeResult, FeedbackResult, ImportResult, NewMemory, ReplayDiff, Status
 from .status import status
 from .transaction import Transaction, Transactions
@@ -142,8 +142,10 @@ class Vault:
     # ------------------------------------------------------------ reading
 
     def scan(self) -> Scan:
-        """Every memory file of the vault, parsed (unchanged files from this vault's cache)."""
-        return store.scan(self.root, self._parsed)
+        """Every memory file of the vault, parsed (unchanged files from this vault's cache); of several files
+        with one id the one the indexes hold keeps it (see :mod:`vault_engine.copies`)."""
+        return store.scan(self.root, self._parsed,
+                          lambda ids: copies.known(self.root, ids, reading.catalog_paths(self, ids)))
 
     def entry(self, memory_id: str, scan: Scan | None = None) -> Entry:
         """The memory with ``memory_id``.
@@ -262,6 +264,10 @@ class Vault:
 
         with self.batch():
             return maintain(self, dry_run=dry_run, now=now, embedder=embedder, replan=replan, llm=self.llm())
+
+    def repair(self, *, dry_run: bool = False) -> builtins.list[repair.Reid]:
+        """Give each file holding an id another file keeps an id of its own (see :mod:`.repair`)."""
+        return repair.repair(self, dry_run=dry_run)
 
     def audit(self, *, now: datetime | None = None) -> Audit:
         """A read-only health report (see :mod:`vault_engine.governance.audit`)."""

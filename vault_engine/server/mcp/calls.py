@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import InvalidInput, VaultError
+from ...format.text import printable
 from ..project import CurrentProject
 from ..service import MemoryService
 from ..views import error_json
@@ -52,7 +53,7 @@ def call_tool(service: MemoryService, name: str, arguments: Mapping[str, Any] | 
         log.exception("%s failed", name)
         return failure(exc)
     try:
-        text = spec.render(result)
+        text = printable(spec.render(result))  # shown in an agent's terminal: no escape sequence runs
     except Exception:  # the call is done: a rendering bug must not turn it into a failure
         log.exception("%s: cannot render the result", name)
         text = json.dumps(result, ensure_ascii=False, default=str)
