@@ -84,8 +84,9 @@ def cli(root: Path, *args: str, input: str | None = None, ok: bool = True) -> An
 
 def add_every_field(vault: Vault, work: Path) -> int:
     for kind in KINDS:
-        cli(vault.root, "add", block(kind), "--title", f"{kind}: {line(kind)}", "--summary", line(kind, 1),
-            "--trigger", f"when {line(kind, 2)}", "--tag", line(kind, 1), "--source", f"document:{line(kind)}",
+        cli(vault.root, "add", block(kind), "--title", f"{kind}: {line(kind, limit=250)}", "--summary", line(kind, 1),
+            "--trigger", f"when {line(kind, 2)}", "--tag", line(kind, 1, limit=200),
+            "--source", f"document:{line(kind)}",
             "--project", line(kind), "--path", f"src/{line(kind, 1)}/**", "--task", line(kind, 2))
     return len(KINDS)
 

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from vault_engine.cli import cli
-from vault_engine.limits import MAX_DOCUMENT, MAX_TEXT
+from vault_engine.limits import MAX_DOCUMENT, MAX_ITEMS, MAX_SUMMARY, MAX_TAG, MAX_TEXT, MAX_TITLE
 from vault_engine.vault import NewMemory, Vault
 
 PACKAGE = Path(__file__).resolve().parents[2] / "vault_engine"
@@ -76,6 +76,20 @@ def test_a_text_argument_past_the_limit_is_refused(run_cli: Callable[..., Result
     assert f"memory text is too long ({MAX_TEXT + 1} characters; at most {MAX_TEXT}); a longer text is a " \
            "document: memvault ingest-doc" in line
     _one_error(run_cli("correct", "m-01j9z3k4q8r2s5t7v9w1x3y5z7", "y" * (MAX_TEXT + 1)), "correction text is too long")
+    assert _files(vault.root) == before
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (("--title", "t" * (MAX_TITLE + 1)), f"title is too long ({MAX_TITLE + 1} characters; at most {MAX_TITLE})"),
+    (("--summary", "s" * (MAX_SUMMARY + 1)), "summary is too long"),
+    (("--trigger", "w" * (MAX_SUMMARY + 1)), "trigger is too long"),
+    (("--tag", "g" * (MAX_TAG + 1)), "a tag is too long"),
+    (tuple(a for n in range(MAX_ITEMS + 1) for a in ("--tag", f"t{n}")), f"tags: at most {MAX_ITEMS} may be given"),
+])
+def test_the_short_fields_have_the_servers_limits_on_the_command_line(
+        run_cli: Callable[..., Result], vault: Vault, args: tuple[str, ...], fragment: str) -> None:
+    before = _files(vault.root)
+    _one_error(run_cli("add", "Deploys go out with make release.", *args), fragment)
     assert _files(vault.root) == before
 
 

@@ -99,7 +99,7 @@ def test_crafted_ids_are_refused_by_every_command_and_touch_nothing(live: Vault,
     assert tree(live.root) == before and outside(tmp_path, live.root) == around
 
 
-CRAFTED_TITLES = ["../../../etc/passwd", "a/b/../../c", "..", "/", "x" * 5000, "line one\nline two",
+CRAFTED_TITLES = ["../../../etc/passwd", "a/b/../../c", "..", "/", "x" * 300, "line one\nline two",
                   "\u202eevil right-to-left", "CON", "[[../../outside]]", "---\nid: m-injected\n---"]
 CRAFTED_PROJECTS = ["../../outside", "/abs/path", "~/home", "..", "a/../../b", "x" * 500, "github.com/../../x",
                     "../../outside/.."]

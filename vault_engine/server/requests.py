@@ -23,19 +23,15 @@ from typing import Any, Literal, Self
 
 from ..errors import InvalidInput
 from ..format.kinds import AUTHORITIES, OUTCOMES, SCOPES, TRUSTS, TYPES, Authority, MemoryType, Outcome, Scope, Trust
-from ..limits import MAX_TEXT  # the text one remember or correct may carry: the command line's limit too
+from ..limits import MAX_ITEMS, MAX_SUMMARY, MAX_TAG, MAX_TEXT, MAX_TITLE  # one limit on every interface
 
 MAX_ID = 200
 MAX_PROJECT = 500
 MAX_PATH = 1000  # a path argument, and each path glob of a memory
 MAX_QUERY = 2000
 MAX_TASK = 4000
-MAX_TITLE = 300
-MAX_SUMMARY = 2000  # a summary, and a trigger
 MAX_SELECTOR = 200  # a task's operation, phase and kind
-MAX_TAG = 200
 MAX_SENDER = 200  # a sender's name (vault_engine.sharing.senders keeps as much)
-MAX_ITEMS = 50  # paths or tags one remember may carry
 MAX_LIMIT = 100
 MAX_BUDGET = 200_000
 DEPTHS = (0, 1, 2)

@@ -20,7 +20,7 @@ from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_d
 from ..format.redact import holds_secret, redact, redact_data
 from ..format.text import is_one_off, make_summary, make_title
 from ..journal import Event, forgotten_as, forgotten_digests
-from ..limits import MAX_DOCUMENT, MAX_TEXT, check_length, too_long
+from ..limits import MAX_DOCUMENT, MAX_TEXT, check_fields, check_length, too_long
 from ..sharing import senders
 from ..store import Entry, Scan
 from .ports import Open as Vault
@@ -130,6 +130,8 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
         ForgottenContent: the text was permanently forgotten.
     """
     check_length(request.text, MAX_TEXT, "memory text")
+    check_fields(title=request.title, summary=request.summary, trigger=request.trigger, tags=request.tags,
+                 paths=request.paths)
     phrase = is_one_off(request.text)
     if phrase and not allow_one_off:
         raise InvalidInput(

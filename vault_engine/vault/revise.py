@@ -15,7 +15,7 @@ from ..format.redact import redact
 from ..format.text import make_summary, make_title
 from ..format.yamlfmt import format_datetime
 from ..journal import Event, MemoryState, governed_ids, replay
-from ..limits import MAX_TEXT, check_length
+from ..limits import MAX_TEXT, check_fields, check_length
 from ..store import Scan
 from .ports import Open as Vault
 from .results import ChangeResult, FeedbackResult
@@ -29,6 +29,7 @@ def correct(vault: Vault, memory_id: str, text: str, title: str | None = None) -
         InvalidInput: empty text, or a character no memory may hold (see :mod:`~vault_engine.format.characters`).
     """
     check_length(text, MAX_TEXT, "correction text")
+    check_fields(title=title)
     text, title = check(text, "text"), check(title, "title") if title is not None else None
     if not text.strip():
         raise InvalidInput("correction text is empty")
