@@ -21,6 +21,7 @@ from vault_engine.governance.consolidate import (
 from vault_engine.governance.similarity import Neighbours, text_similarity
 from vault_engine.governance.tags import plan_tags, tag_canon
 from vault_engine.index.fakes import HashEmbedder
+from vault_engine.index.fakes import TableSimilarity as FakeSimilarity
 from vault_engine.vault import Vault
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -28,19 +29,6 @@ DEPLOY = "Deploys run from the main branch with make release."
 DEPLOY_AGAIN = "Deploys run from the main branch with make release, always."
 
 
-class FakeSimilarity:
-    """Neighbours from a table of cosines (symmetric), best first."""
-
-    def __init__(self, cosines: dict[tuple[str, str], float]):
-        self.table: dict[str, list[tuple[str, float]]] = {}
-        for (a, b), cosine in cosines.items():
-            self.table.setdefault(a, []).append((b, cosine))
-            self.table.setdefault(b, []).append((a, cosine))
-        for found in self.table.values():
-            found.sort(key=lambda item: (-item[1], item[0]))
-
-    def neighbours(self, memory_id: str) -> list[tuple[str, float]]:
-        return self.table.get(memory_id, [])
 
 
 def mem(memory_id: str, body: str, *, days_old: float = 10, title: str = "Deploys", **fields: Any) -> Memory:

@@ -14,6 +14,7 @@ from vault_engine.governance.actions import View
 from vault_engine.governance.classify import COMPRESSED_FROM, ORIGINAL_OF, nature, resident_chars
 from vault_engine.governance.maintain import plan
 from vault_engine.governance.rules import plan_redundant, plan_retype
+from vault_engine.index.fakes import TableSimilarity as FakeSimilarity
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 DONE = "2026-01-05: migrated the billing database to Postgres 16 and removed the old replicas."
@@ -21,17 +22,6 @@ DEPLOY = "Deploys run from the main branch with make release."
 DEPLOY_ALWAYS = "Deploys run from the main branch with make release, always."
 
 
-class FakeSimilarity:
-    def __init__(self, cosines: dict[tuple[str, str], float] | None = None):
-        self.table: dict[str, list[tuple[str, float]]] = {}
-        for (a, b), cosine in (cosines or {}).items():
-            self.table.setdefault(a, []).append((b, cosine))
-            self.table.setdefault(b, []).append((a, cosine))
-        for found in self.table.values():
-            found.sort(key=lambda item: (-item[1], item[0]))
-
-    def neighbours(self, memory_id: str) -> list[tuple[str, float]]:
-        return self.table.get(memory_id, [])
 
 
 def mem(memory_id: str, body: str, *, days_old: float = 40, **fields: Any) -> Memory:

@@ -15,6 +15,7 @@ from vault_engine.governance.advice import Advisor
 from vault_engine.governance.maintain import maintain
 from vault_engine.governance.synthesis import MEMBERS_HEADING, clusters, plan_synthesis, themes
 from vault_engine.index.fakes import HashEmbedder
+from vault_engine.index.fakes import TableSimilarity as FakeSimilarity
 from vault_engine.llm.base import Synthesis
 from vault_engine.llm.fakes import UnusedLlm
 from vault_engine.retrieval.searcher import SearchRequest
@@ -23,17 +24,6 @@ from vault_engine.vault import Vault
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
-class FakeSimilarity:
-    def __init__(self, cosines: dict[tuple[str, str], float]):
-        self.table: dict[str, list[tuple[str, float]]] = {}
-        for (a, b), cosine in cosines.items():
-            self.table.setdefault(a, []).append((b, cosine))
-            self.table.setdefault(b, []).append((a, cosine))
-        for found in self.table.values():
-            found.sort(key=lambda item: (-item[1], item[0]))
-
-    def neighbours(self, memory_id: str) -> list[tuple[str, float]]:
-        return self.table.get(memory_id, [])
 
 
 class Writer(UnusedLlm):

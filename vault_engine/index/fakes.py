@@ -45,3 +45,19 @@ class HashEmbedder:
         if len(words) <= self.window:
             return [text]
         return [" ".join(words[i : i + self.window]) for i in range(0, len(words), self.window)]
+
+
+class TableSimilarity:
+    """Governance's :class:`~vault_engine.governance.similarity.Similarity` from a table of cosines
+    (symmetric; absent pairs are not neighbours), best first, ties by id."""
+
+    def __init__(self, cosines: dict[tuple[str, str], float] | None = None):
+        self.table: dict[str, list[tuple[str, float]]] = {}
+        for (a, b), cosine in (cosines or {}).items():
+            self.table.setdefault(a, []).append((b, cosine))
+            self.table.setdefault(b, []).append((a, cosine))
+        for found in self.table.values():
+            found.sort(key=lambda item: (-item[1], item[0]))
+
+    def neighbours(self, memory_id: str) -> list[tuple[str, float]]:
+        return self.table.get(memory_id, [])
