@@ -1,11 +1,14 @@
 """Benchmark sync: the first full sync, an unchanged re-sync and peak memory, per vault size.
 
 For each size, in a fresh temporary vault and a fresh child process (so each
-size's peak memory is its own): import synthetic memories (scripts/synthetic.py),
-time the first `vault.sync()` (real embedding model, loaded beforehand), split
-its time into inside and outside the embedder, count the texts and tokens
-embedded, then time re-syncs of the unchanged vault (median of --repeats; each
-must parse and embed nothing).
+size's peak memory is its own), with an empty embedding cache: import
+synthetic memories (scripts/synthetic.py), time the first sync (real embedding
+model, loaded beforehand) in its two halves: until the full text answers (and
+the first search, answered then), and the vectors after; split its time into
+inside and outside the embedder, count the texts and tokens embedded, then
+time re-syncs of the unchanged vault (median of --repeats; each must parse and
+embed nothing), searches, and a rebuild after `rm -rf .memvault` with the
+cache the first sync filled (warm).
 
 At sizes >= --synthetic-vectors-from the model is not run: random unit vectors,
 fingerprinted as sync would, are stored first, so sync embeds nothing and its
@@ -131,10 +134,23 @@ def line(label: str, value: str, note: str = "") -> None:
 
 # ---------------------------------------------------------------- child: one size
 
+QUERIES = ("which group uses buildkite", "the release that uses sqlite", "how to select the hall city")
+
+
+def with_cache(root: Path, cache: Path) -> Any:
+    """The vault's settings with its embedding cache in ``cache``."""
+    import dataclasses
+
+    from vault_engine import config as config_mod
+
+    loaded = config_mod.load(root)
+    return dataclasses.replace(loaded, cache=dataclasses.replace(loaded.cache, dir=str(cache)))
+
 
 def child(args: argparse.Namespace) -> dict[str, Any]:
     import synthetic
 
+    from vault_engine.retrieval.searcher import SearchRequest
     from vault_engine.vault import Vault
 
     size: int = args.child
@@ -142,7 +158,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="memvault-bench-sync-", dir=args.tmp))
     try:
         root = new_vault(work, "vault")
-        vault = Vault(root)
+        vault = Vault(root, with_cache(root, work / "cache"))  # an empty embedding cache: nothing reused
         embedder = vault.embedder()
         window = vault.config.embedding.max_tokens
         generator = synthetic.Generator(args.seed)
@@ -170,11 +186,22 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
 
             profiler = cProfile.Profile()
             profiler.enable()
+        # What `memvault import` then a search see: the full text first, a search, then the vectors.
         started = time.perf_counter()
-        report = vault.sync()
-        total = time.perf_counter() - started
+        report = vault.sync(vectors=False)
+        words = time.perf_counter() - started
+        started = time.perf_counter()
+        early = vault.search(SearchRequest(QUERIES[0], limit=10))
+        first_search = time.perf_counter() - started
+        started = time.perf_counter()
+        report.filled(vault.fill_vectors())
+        total = words + time.perf_counter() - started
         if profiler is not None:
             profiler.disable()
+        line("full text ready", f"{words:.2f} s", f"{len(report.plan.added):,} memories searchable by their words")
+        line("first search", f"{first_search:.2f} s",
+             f"{len(early.hits)} hits, vectors {100 * (early.vectors or {}).get('built', 0):.0f}% built; "
+             f"answered {words + first_search:.2f} s after the import returned")
         if len(report.plan.added) != size or report.problems:
             problem = report.problems[0].one_line() if report.problems else "-"
             raise RuntimeError(f"first sync added {len(report.plan.added):,} of {size:,} memories "
@@ -210,6 +237,22 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         line("unchanged re-sync", f"{statistics.median(resync):.3f} s",
              f"median of {len(resync)} (min {min(resync):.3f}, max {max(resync):.3f}); "
              f"parsed {worst[0]}, embedded {worst[1]}")
+        latencies = []
+        for n in range(max(args.repeats, 1) * len(QUERIES)):
+            started = time.perf_counter()
+            vault.search(SearchRequest(QUERIES[n % len(QUERIES)], limit=10))
+            latencies.append(time.perf_counter() - started)
+        line("search", f"{1000 * statistics.median(latencies):.1f} ms",
+             f"median of {len(latencies)} searches (vectors built)")
+        rebuild = rebuilt_embedded = 0.0
+        if not synthetic_vectors:
+            shutil.rmtree(root / ".memvault")  # as `rm -rf .memvault`, or a fresh clone on this machine
+            started = time.perf_counter()
+            again = Vault(root, vault.config, embedder=embedder).sync()
+            rebuild = time.perf_counter() - started
+            rebuilt_embedded = again.embedded
+            line("rebuild, warm cache", f"{rebuild:.2f} s",
+                 f"after rm -rf .memvault: {again.embedded:,} texts embedded, {again.cached:,} from the cache")
         if profiler is not None:
             import pstats
 
@@ -221,7 +264,9 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
             "size": size, "synthetic": synthetic_vectors, "import": import_seconds, "seed_vectors": seeded_seconds,
             "model_load": load_seconds, "first_sync": total, "inside": inside, "outside": outside,
             "embedded": report.embedded, "texts": texts, "tokens": tokens, "tokens_per_second": tokens_per_second,
-            "resync": statistics.median(resync), "resync_all": resync,
+            "resync": statistics.median(resync), "resync_all": resync, "words": words,
+            "first_search": words + first_search, "search_ms": 1000 * statistics.median(latencies),
+            "rebuild": rebuild, "rebuilt_embedded": rebuilt_embedded,
             "rss_self_mb": mb(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss),
         }
     finally:
@@ -298,17 +343,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    headers = ["memories", "vectors", "import s", "first sync s", "in embedder s", "outside s", "outside %",
-               "texts embedded", "tokens", "tokens/s", "re-sync s", "peak RSS MB"]
+    headers = ["memories", "vectors", "import s", "full text ready s", "first sync s", "in embedder s",
+               "outside s", "outside %", "texts embedded", "tokens", "tokens/s", "re-sync s", "search ms",
+               "warm-cache rebuild s", "peak RSS MB"]
     rows = []
     for r in results:
         rows.append([
             f"{r['size']:,}", "synthetic" if r["synthetic"] else "model", f"{r['import']:.2f}",
-            f"{r['first_sync']:.2f}", f"{r['inside']:.2f}", f"{r['outside']:.2f}",
+            f"{r['words']:.2f}", f"{r['first_sync']:.2f}", f"{r['inside']:.2f}", f"{r['outside']:.2f}",
             f"{100 * r['outside'] / r['first_sync']:.1f}",
             f"{r['embedded']:,}" if not r["synthetic"] else f"0 (of {r['texts']:,})",
             f"{r['tokens']:,}", f"{r['tokens_per_second']:,.0f}" if r["tokens_per_second"] else "n/a",
-            f"{r['resync']:.3f}", f"{r['peak_rss_mb']:,.0f}",
+            f"{r['resync']:.3f}", f"{r['search_ms']:.1f}", f"{r['rebuild']:.2f}" if not r["synthetic"] else "n/a",
+            f"{r['peak_rss_mb']:,.0f}",
         ])
     print("\n## sync benchmark\n")
     print(markdown_table(headers, rows))

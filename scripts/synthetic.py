@@ -650,13 +650,16 @@ def seed_vectors(root: Path, embedder: Embedder, seed: int = 7, batch: int = 100
 
 
 def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int = 512) -> tuple[int, int]:
-    """(texts, tokens) that embedding every memory takes, each text cut at ``window`` tokens as the model does."""
+    """(texts, tokens) that embedding every memory takes: each distinct text once, as the model reads it
+    (see :func:`vault_engine.index.embedding_cache.model_text`), cut at ``window`` tokens as the model does."""
     from vault_engine import store
     from vault_engine.errors import MemoryFileError
-    from vault_engine.index.derived import embedding_texts
+    from vault_engine.index.derived import embedded_parts, embedding_texts
+    from vault_engine.index.embedding_cache import model_text
 
     tokenizer = embedder._token_tool()  # type: ignore[attr-defined]
-    texts_total = tokens = 0
+    seen: set[str] = set()
+    tokens = 0
     pending: list[str] = []
 
     def flush() -> int:
@@ -669,15 +672,18 @@ def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int =
             memory = store.read_entry(root, rel).memory
         except MemoryFileError:
             continue
-        pending += [text for _, _, text in embedding_texts(memory, embedder)]
+        for lane, _chunk, text in embedding_texts(memory, embedder):
+            for part in embedded_parts(lane, text):
+                read = model_text(part, window)
+                if read not in seen:
+                    seen.add(read)
+                    pending.append(read)
         if len(pending) >= batch:
-            texts_total += len(pending)
             tokens += flush()
             pending = []
     if pending:
-        texts_total += len(pending)
         tokens += flush()
-    return texts_total, tokens
+    return len(seen), tokens
 
 
 # ---------------------------------------------------------------- planted near-duplicates and contradictions

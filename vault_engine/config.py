@@ -159,6 +159,12 @@ class EmbeddingSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class CacheSettings:
+    dir: str = ""  # memvault's cache folder ("": $XDG_CACHE_HOME/memvault, else ~/.cache/memvault)
+    embeddings_mb: int = 1024  # the embedding cache's bound (0: no cache)
+
+
+@dataclass(frozen=True, slots=True)
 class LlmSettings:
     provider: str = "auto"
     fast_model: str = "claude-haiku-4-5"
@@ -210,6 +216,7 @@ class VaultConfig:
     synthesis: SynthesisSettings = field(default_factory=SynthesisSettings)
     decay: DecaySettings = field(default_factory=DecaySettings)
     embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    cache: CacheSettings = field(default_factory=CacheSettings)
     llm: LlmSettings = field(default_factory=LlmSettings)
     ingest: IngestSettings = field(default_factory=IngestSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
@@ -225,6 +232,7 @@ class Environment:
     template: str | None = None  # MEMVAULT_TEMPLATE: the template vault, instead of the packaged one
     home: str | None = None  # HOME: where the default vault lives (and the agents' settings)
     codex_home: str | None = None  # CODEX_HOME: where Codex keeps its config.toml (default ~/.codex)
+    cache_home: str | None = None  # XDG_CACHE_HOME: where memvault's cache folder goes (default ~/.cache)
     debug: bool = False  # MEMVAULT_DEBUG: tracebacks for internal errors, debug logging in servers
     anthropic_api_key: str = field(default="", repr=False)  # ANTHROPIC_API_KEY: never printed
     settings: tuple[tuple[str, str], ...] = ()  # every MEMVAULT_<SECTION>_<KEY> variable, sorted
@@ -239,10 +247,23 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         template=env.get("MEMVAULT_TEMPLATE") or None,
         home=env.get("HOME") or None,
         codex_home=env.get("CODEX_HOME") or None,
+        cache_home=env.get("XDG_CACHE_HOME") or None,
         debug=bool(env.get("MEMVAULT_DEBUG")),
         anthropic_api_key=env.get("ANTHROPIC_API_KEY", "").strip(),
         settings=tuple(sorted((k, v) for k, v in env.items() if k.startswith(prefixes))),
     )
+
+
+def cache_folder(settings: CacheSettings, environ: Mapping[str, str] | None = None) -> Path:
+    """memvault's cache folder, shared by every vault of this user: ``[cache] dir`` (``~`` expanded),
+    else ``$XDG_CACHE_HOME/memvault``, else ``~/.cache/memvault``."""
+    env = environment(environ)
+    if settings.dir:
+        folder = Path(settings.dir)
+        return Path(env.home, *folder.parts[1:]) if folder.parts[:1] == ("~",) and env.home else folder
+    if env.cache_home:
+        return Path(env.cache_home) / "memvault"
+    return Path(env.home or Path.home()) / ".cache" / "memvault"
 
 
 # What the libraries memvault loads are told through their own variables, set before they load.

@@ -246,6 +246,7 @@ def test_a_failed_sync_is_reported_and_retried(vault: Vault, monkeypatch: pytest
         wait_for(lambda: search_ids(vault.root, "tapir") == ["m-late"], what="the retry once syncing works")
         done = reported(watcher, lambda u: u.error is None and u.trigger != "start", "the successful retry")
         assert done.trigger == "retry" and done.report is not None and done.report.plan.added == ("m-late",)
+        reported(watcher, lambda u: u.filled is not None, "its vectors, computed after its words")
         # Back to normal: no retries once a sync succeeded.
         settled = len(watcher.updates)
         time.sleep(0.8)
@@ -308,6 +309,7 @@ def test_state_files_written_by_sync_do_not_wake_the_watcher(vault: Vault, runni
     write_memory(vault.root, "memories/calm.md", "m-calm", "A calm manatee.")
     wait_for(lambda: search_ids(vault.root, "manatee") == ["m-calm"], what="the file")
     reported(running, lambda u: u.report is not None and u.report.plan.added == ("m-calm",), "the report")
+    reported(running, lambda u: u.filled is not None, "its vectors, computed after its words")
     assert (vault.root / "INDEX.md").exists()
     settled = len(running.updates)
     time.sleep(1.0)

@@ -130,12 +130,17 @@ def test_watch_json_prints_one_object_per_sync(vault: Vault, watching: Callable[
     (vault.root / "memories").mkdir(exist_ok=True)
     (vault.root / "memories" / "one.md").write_text(memory_text("m-one", "A jerboa."), "utf-8")
     watcher.wait_for(lambda: any('"m-one"' in line for line in watcher.out), "the JSON sync line")
+    watcher.wait_for(lambda: any('"event": "vectors"' in line for line in watcher.out), "the JSON vectors line")
     assert watcher.stop(signal.SIGINT) == 0
     records = [json.loads(line) for line in watcher.out]
     assert records[0]["event"] == "sync" and records[0]["trigger"] == "start"
-    [added] = [r for r in records if r["added"]]
-    assert added["added"] == ["m-one"] and added["trigger"] == "changes" and added["embedded"] >= 1
-    assert set(added) >= {"modified", "moved", "deleted", "unchanged", "parsed", "invalid", "seconds", "changes"}
+    [added] = [r for r in records if r["event"] == "sync" and r["added"]]
+    # The words first (searchable at once), the vectors right after.
+    assert added["added"] == ["m-one"] and added["trigger"] == "changes" and added["pending"] == 1
+    assert set(added) >= {"modified", "moved", "deleted", "unchanged", "parsed", "invalid", "seconds", "changes",
+                          "embedded", "cached"}
+    [vectors] = [r for r in records if r["event"] == "vectors"]
+    assert vectors["memories"] == 1 and vectors["embedded"] + vectors["cached"] >= 1
     assert watcher.err[-1] == "stopped"
 
 

@@ -130,23 +130,75 @@ def journal_replay(settings: Settings, apply_: bool) -> None:
 
 
 @cli.command("sync")
-@click.option("--full", is_flag=True, help="Rebuild both indexes from scratch.")
+@click.option("--full", is_flag=True, help="Rebuild both indexes from scratch (vectors come from the cache).")
+@click.option("--background", is_flag=True, hidden=True,
+              help="Run as the vault's background filler: exit at once when one already runs.")
 @common
 @click.pass_obj
-def sync_(settings: Settings, full: bool) -> None:
-    """Bring the search indexes in line with the files (only changed files are re-read)."""
-    report = settings.open_vault().sync(full=full)
+def sync_(settings: Settings, full: bool, background: bool) -> None:
+    """Bring the search indexes in line with the files (only changed files are re-read).
+
+    The full text is current first; then the vectors of what changed are
+    computed (a bar on a terminal). Ctrl-C while they are computed keeps
+    what is done: search works meanwhile and says how far the vectors are.
+    """
+    vault = settings.open_vault()
+    if background:
+        from ..vault.indexes import run_filler
+
+        run_filler(vault)
+        return
+    report = vault.sync(full=full)
     plan = report.plan
     data = {
         "added": list(plan.added), "modified": list(plan.modified), "moved": list(plan.moved),
         "deleted": list(plan.deleted), "unchanged": plan.unchanged, "parsed": report.parsed,
-        "embedded": report.embedded, "invalid": [p.one_line() for p in report.problems], "notice": report.notice,
+        "embedded": report.embedded, "cached": report.cached, "pending": report.pending,
+        "invalid": [p.one_line() for p in report.problems], "notice": report.notice,
     }
     if report.notice and not settings.as_json:
         echo(report.notice, err=True)
-    emit(settings, data, lambda: echo(f"synced: {plan.summary()}; {report.embedded} texts embedded"))
+    emit(settings, data, lambda: echo(f"synced: {plan.summary()}; {report.vectors_line()}"))
     for problem in report.problems:
         echo(f"warning: {problem.one_line()}", err=True)
+
+
+@cli.group("cache")
+def cache() -> None:
+    """The embedding cache this user's vaults share (one vector per embedded text)."""
+
+
+@cache.command("status")
+@common
+@click.pass_obj
+def cache_status(settings: Settings) -> None:
+    """Where the embedding cache is, what it holds and its bound."""
+    from ..vault.indexes import embedding_cache_status
+
+    state = embedding_cache_status(settings.open_vault())
+    data = {"path": str(state.path), "vectors": state.vectors, "bytes": state.bytes, "max_bytes": state.max_bytes,
+            "models": dict(state.per_model), "problem": state.problem}
+
+    def human() -> None:
+        echo(f"cache:   {state.path}")
+        echo(f"vectors: {state.vectors}" + "".join(f"\n  {model}: {n}" for model, n in state.per_model.items()))
+        bound = f"{state.max_bytes / 1e6:.0f} MB" if state.max_bytes else "off ([cache] embeddings_mb = 0)"
+        echo(f"size:    {state.bytes / 1e6:.1f} MB of {bound}")
+        if state.problem:
+            echo(f"warning: {state.problem}", err=True)
+
+    emit(settings, data, human)
+
+
+@cache.command("clear")
+@common
+@click.pass_obj
+def cache_clear(settings: Settings) -> None:
+    """Empty the embedding cache (the vaults' indexes keep their vectors)."""
+    from ..vault.indexes import clear_embedding_cache
+
+    cleared = clear_embedding_cache(settings.open_vault())
+    emit(settings, {"cleared": cleared}, lambda: echo(f"cleared {cleared} vectors from the embedding cache"))
 
 
 @cli.command("repair")

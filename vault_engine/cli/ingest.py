@@ -127,7 +127,7 @@ def _ingest_agent_files(settings: Settings, files: tuple[str, ...], fmt: str, pr
     if not files or "-" in files:
         raise click.UsageError(f"--format {fmt} reads session files: name one or more FILEs (not -)")
     vault = settings.open_vault(write=True)
-    bar = None if settings.as_json or not sys.stderr.isatty() else ProgressBar("sessions")
+    bar = None if settings.as_json or not sys.stderr.isatty() else ProgressBar("reading", unit="sessions")
     results = capture_files(vault, [Path(f) for f in files], fmt, project=project, progress=bar)
     failed = [r for r in results if r.error]
 

@@ -23,29 +23,48 @@ READ_BLOCK = 1 << 16  # bytes read from an input at a time
 
 
 class ProgressBar:
-    """A progress bar on stderr, drawn only on a terminal; a callable ``(done, total)``."""
+    """A progress bar on stderr with the rate and the time left, drawn only on a terminal; a
+    callable ``(done, total)``."""
 
-    def __init__(self, label: str):
+    WIDTH = 24
+
+    def __init__(self, label: str, unit: str = "memories"):
         self.label = label
-        self._bar: Any = None
-        self._done = 0
+        self.unit = unit
+        self._started: float | None = None
+        self._drawn = False
 
     def __call__(self, done: int, total: int) -> None:
-        if self._bar is None:
-            if total < 1:
-                return
-            self._bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-            self._bar.__enter__()
-        self._bar.update(done - self._done)
-        self._done = done
+        import time
+
+        if total < 1:
+            return
+        now = time.monotonic()
+        if self._started is None:
+            self._started = now
+        elapsed = now - self._started
+        rate = done / elapsed if elapsed > 0 and done else 0.0
+        filled = self.WIDTH * min(done, total) // total
+        left = f", {_duration((total - done) / rate)} left" if rate and done < total else ""
+        line = (f"{self.label} [{'#' * filled}{'-' * (self.WIDTH - filled)}] {100 * done // total:3d}% "
+                f"{done}/{total} {self.unit}" + (f", {rate:.0f}/s{left}" if rate else ""))
+        sys.stderr.write(f"\r{line}\x1b[K")
+        sys.stderr.flush()
+        self._drawn = True
         if done >= total:
             self.close()
 
     def close(self) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(None, None, None)
-            self._bar = None
-            self._done = 0
+        if self._drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        self._started = None
+        self._drawn = False
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 @dataclass(slots=True)
@@ -60,12 +79,23 @@ class Settings:
 
         interactive = not self.as_json and sys.stderr.isatty()
         vault = Vault.open(Path(self.vault_path) if self.vault_path else None, auto_sync=write,
-                           progress=ProgressBar("embedding") if interactive else None)
+                           progress=ProgressBar("vectors") if interactive else None)
+        from ..vault.indexes import spawn_filler
+
+        # A write of many memories (or a first search of an unindexed vault) returns once they are
+        # searchable by their words; a background process computes their vectors.
+        vault.fill_in_background = lambda: spawn_filler(vault)
         self.opened.append(vault)
         return vault
 
     def index_warnings(self) -> list[str]:
-        return [v.index_warning for v in self.opened if getattr(v, "index_warning", None)]
+        lines = [v.index_warning for v in self.opened if getattr(v, "index_warning", None)]
+        for vault in self.opened:
+            report = getattr(vault, "last_sync", None)
+            if report is not None and report.pending > 0 and not vault.index_warning:
+                lines.append(f"notice: {report.pending} memories are searchable by their words now; their vectors "
+                             "are being computed in the background (`memvault status` shows how far)")
+        return lines
 
 
 def _merge_vault(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..index.watch import WatchUpdate
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-PROGRESS_MIN_TEXTS = 512  # smaller syncs take a moment: a bar per edit would only clutter the log
+PROGRESS_MIN_MEMORIES = 128  # fewer take a moment: a bar per edit would only clutter the log
 
 
 @contextmanager
@@ -56,6 +56,10 @@ def update_json(update: WatchUpdate) -> dict[str, Any]:
     if update.learned is not None:
         return {**data, "event": "learn", "episodes": update.learned.episodes, "pending": update.learned.pending,
                 "learned": update.learned.learned, "problems": list(update.learned.problems)}
+    if update.filled is not None:
+        filled = update.filled
+        return {**data, "event": "vectors", "memories": filled.memories, "embedded": filled.embedded,
+                "cached": filled.cached}
     if update.maintenance is not None:
         return {**data, "event": "maintain", "reason": update.reason, "counts": update.maintenance.counts(),
                 "events": update.maintenance.events}
@@ -65,7 +69,8 @@ def update_json(update: WatchUpdate) -> dict[str, Any]:
     return {
         **data, "added": list(plan.added), "modified": list(plan.modified), "moved": list(plan.moved),
         "deleted": list(plan.deleted), "unchanged": plan.unchanged, "parsed": report.parsed,
-        "embedded": report.embedded, "invalid": [p.one_line() for p in report.problems],
+        "embedded": report.embedded, "cached": report.cached, "pending": report.pending,
+        "invalid": [p.one_line() for p in report.problems],
         "new_invalid": [p.one_line() for p in update.new_problems], "notice": report.notice,
     }
 
@@ -75,8 +80,12 @@ def _print(settings: Settings, update: WatchUpdate) -> None:
         echo_json(json.dumps(update_json(update), ensure_ascii=False, default=str))
     elif update.report is not None and (update.changed or update.trigger == "start"):
         report = update.report
-        echo(f"synced: {report.plan.summary()}; {report.embedded} texts embedded ({update.seconds:.2f}s)")
-    if update.error is not None and update.trigger in ("maintain", "learn", "git"):
+        echo(f"synced: {report.plan.summary()}; {report.vectors_line()} ({update.seconds:.2f}s)")
+    if update.filled is not None and not settings.as_json:
+        filled = update.filled
+        echo(f"vectors built: {filled.memories} memories; {filled.embedded} texts embedded, "
+             f"{filled.cached} from the cache ({update.seconds:.2f}s)")
+    if update.error is not None and update.trigger in ("maintain", "learn", "git", "vectors"):
         echo(f"warning: {update.trigger} failed: {update.error.one_line()}", err=True)
     elif update.error is not None:
         echo(f"warning: sync failed: {update.error.one_line()}; retrying in {update.retry_in:g}s", err=True)
@@ -129,7 +138,7 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     vault = settings.open_vault()
     bar = vault.progress
     if bar is not None:
-        vault.progress = lambda done, total: bar(done, total) if total >= PROGRESS_MIN_TEXTS else None
+        vault.progress = lambda done, total: bar(done, total) if total >= PROGRESS_MIN_MEMORIES else None
     stop = threading.Event()
     with _stop_on_signals(stop):
         watch(vault, on_report=lambda update: _print(settings, update), debounce_ms=debounce_ms, stop_event=stop)

@@ -188,13 +188,14 @@ class FastEmbedder:
         return pieces
 
 
-_shared: dict[tuple[EmbeddingSettings, Path], FastEmbedder] = {}
+_shared: dict[tuple[EmbeddingSettings, Path | None], FastEmbedder] = {}
 _shared_lock = threading.Lock()
 
 
 def shared_embedder(settings: EmbeddingSettings, cache_dir: Path) -> FastEmbedder:
-    """One loaded model per (settings, folder) in this process: later commands reuse it."""
-    key = (settings, cache_dir.resolve())
+    """One loaded model per settings in this process (per folder too for a model other than the
+    default, which is read from the folder): later commands, and other vaults, reuse it."""
+    key = (settings, None if settings.model == DEFAULT_MODEL else cache_dir.resolve())
     with _shared_lock:
         if key not in _shared:
             _shared[key] = FastEmbedder(settings, cache_dir)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,21 +25,15 @@ from ..retrieval import threads
 from ..store import Entry
 from . import details
 from .catalog import Catalog, CatalogRow, row_from_entry
-from .derived import (
-    COMPOSED_LANES,
-    composed,
-    embedded_parts,
-    embedding_texts,
-    fulltext_document,
-    gist,
-    text_fingerprint,
-)
+from .derived import embedding_texts, fulltext_document, gist, text_fingerprint
 from .disk import STAT_CACHE, DiskState, load_stat_cache, read_disk, read_paths
 from .embedder import Embedder
+from .embedding_cache import EmbeddingCache
+from .filling import FillReport, fill
 from .fulltext import FullTextIndex
 from .pages import listed, write_pages
 from .plan import ChangeSet, Located, plan_changes
-from .vectors import VectorRow, VectorStore
+from .vectors import Pending, VectorStore
 from .vocabulary import Vocabulary, vocabulary_terms
 
 EMBED_BATCH = 256
@@ -48,7 +42,9 @@ Progress = Callable[[int, int], None]
 
 @dataclass(slots=True)
 class SyncReport:
-    """What one sync did."""
+    """What one sync did: ``embedded`` texts went through the model, ``cached`` came from the
+    embedding cache; ``pending`` memories still wait for their vectors (a sync asked to leave
+    them, or one cut short)."""
 
     plan: ChangeSet
     parsed: int
@@ -56,14 +52,35 @@ class SyncReport:
     problems: list[VaultError]
     notice: str | None = None
     seconds_embedding: float = 0.0
+    cached: int = 0
+    pending: int = 0
+    queued: int = 0  # memories this sync queued for new vectors
+
+    def vectors_line(self) -> str:
+        """What this sync did for the vectors, for people."""
+        line = f"{self.embedded} texts embedded"
+        if self.cached:
+            line += f", {self.cached} from the cache"
+        if self.pending:
+            line += f"; {self.pending} memories wait for their vectors"
+        return line
+
+    def filled(self, report: FillReport) -> None:
+        self.embedded += report.embedded
+        self.cached += report.cached
+        self.seconds_embedding += report.seconds
+        self.pending = report.remaining
 
 
 class Indexes:
     """The derived indexes of one vault, rebuilt automatically when any part is stale."""
 
-    def __init__(self, root: Path, embedder: Embedder, *, vocabulary: bool = False):
+    def __init__(self, root: Path, embedder: Embedder, *, vocabulary: bool = False,
+                 cache: EmbeddingCache | None = None, max_tokens: int = 256):
         self.state_dir = root / store.STATE_DIR
         self.embedder = embedder
+        self.cache = cache  # vectors by text, shared by every vault of this machine
+        self.max_tokens = max_tokens
         self.keeps_vocabulary = vocabulary  # query expansion is on ([retrieval] weight_expansion > 0)
         self.notice: str | None = None
         self.fulltext, self.vectors, self.catalog = self._open()
@@ -135,6 +152,12 @@ class Indexes:
         self.vectors.close()
         self.catalog.close()
 
+    def fill(self, *, progress: Progress | None = None, max_memories: int | None = None,
+             stop: Callable[[], bool] | None = None) -> FillReport:
+        """Embed what the vector index has queued (see :mod:`.filling`)."""
+        return fill(self.vectors, self.embedder, self.cache, self.max_tokens, progress=progress,
+                    max_memories=max_memories, stop=stop)
+
     def vocabulary(self) -> Vocabulary:
         """The vocabulary for query expansion; one from another model or damaged is started afresh."""
         path = self.state_dir / VOCABULARY
@@ -194,28 +217,29 @@ def freshness(root: Path) -> tuple[str, str]:
     disk = read_disk(root, load_stat_cache(state / STAT_CACHE), records)
     indexed = {i: Located(path, digest) for i, (path, digest) in records.items()}
     plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)
+    waiting = vectors_waiting(state)
+    building = ""
+    if waiting and records:
+        share = int(100 * max(0, len(records) - waiting) / len(records))
+        building = f"; vectors {share}% built, {waiting} memories wait for theirs"
     if plan.empty:
-        return "current", f"current ({plan.unchanged} memories indexed)"
-    return "stale", f"stale: {plan.summary()} (run `memvault sync` or keep `memvault watch` running)"
+        return "current", f"current ({plan.unchanged} memories indexed{building})"
+    return "stale", f"stale: {plan.summary()}{building} (run `memvault sync` or keep `memvault watch` running)"
 
 
-def _embed(embedder: Embedder, texts: list[str], progress: Progress | None) -> list[Any]:
-    """Vectors of ``texts`` in their order, computed shortest first.
-
-    Batches of similar length carry little padding: on CPU this more than
-    doubles the model's throughput on a mixed vault.
-    """
-    order = sorted(range(len(texts)), key=lambda n: len(texts[n]))
-    vectors: list[Any] = [None] * len(texts)
-    done = 0
-    for start in range(0, len(order), EMBED_BATCH):
-        part = order[start : start + EMBED_BATCH]
-        for n, vector in zip(part, embedder.embed([texts[n] for n in part]), strict=True):
-            vectors[n] = vector
-        done += len(part)
-        if progress is not None:
-            progress(done, len(texts))
-    return vectors
+def vectors_waiting(state_dir: Path) -> int:
+    """How many memories the vector index has queued for embedding (0 when it cannot say), read-only."""
+    path = state_dir / "vectors.sqlite"
+    if not path.exists():
+        return 0
+    # Without a write-ahead log no writer is at work, and the file is read as it is (immutable): opening
+    # it otherwise would create the shared-memory file, and a read-only command writes nothing.
+    mode = "ro" if Path(f"{path}-wal").exists() else "ro&immutable=1"
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode={mode}", uri=True, timeout=5)) as db:
+            return int(db.execute("SELECT COUNT(*) FROM pending").fetchone()[0])
+    except sqlite3.Error:
+        return 0
 
 
 Around = dict[str, tuple[threads.Turn | None, threads.Turn | None]]
@@ -297,7 +321,7 @@ class _Batch:
 
     documents: list[dict[str, Any]]
     rows: list[CatalogRow]
-    pending: list[tuple[str, str, list[tuple[str, int, str]]]]  # (id, fingerprint, texts) to embed
+    pending: list[Pending]  # the memories whose vectors must be computed again
     parsed: int
 
 
@@ -360,36 +384,8 @@ def _batch(root: Path, indexes: Indexes, survey: _Survey) -> _Batch:
         texts = embedding_texts(entry.memory, indexes.embedder, context)
         fingerprint = text_fingerprint(texts)
         if vector_hashes.get(memory_id) != fingerprint:
-            batch.pending.append((memory_id, fingerprint, texts))
+            batch.pending.append(Pending(memory_id, fingerprint, tuple(texts)))
     return batch
-
-
-def _write_vectors(indexes: Indexes, batch: _Batch, deleted: Sequence[str],
-                   progress: Progress | None) -> tuple[int, float]:
-    """Embed the pending texts and store their vectors; (texts embedded, seconds embedding).
-
-    A text is embedded once however many lanes (or memories) hold it: a summary that
-    repeats the body, or a turn and its copy, share one vector; a turn's context vector is
-    composed from its parts' vectors (see :data:`derived.COMPOSED_LANES`).
-    """
-    flat = [(lane, text) for _, _, texts in batch.pending for lane, _, text in texts]
-    distinct = list(dict.fromkeys(part for lane, text in flat for part in embedded_parts(lane, text)))
-    started = time.perf_counter()
-    by_text = dict(zip(distinct, _embed(indexes.embedder, distinct, progress), strict=True))
-    seconds = time.perf_counter() - started
-    vectors = [by_text[text] if lane not in COMPOSED_LANES
-               else composed([by_text[part] for part in embedded_parts(lane, text)]) for lane, text in flat]
-    position = 0
-    items = []
-    for memory_id, fingerprint, texts in batch.pending:
-        vector_rows = [VectorRow(lane, chunk, vectors[position + n]) for n, (lane, chunk, _) in enumerate(texts)]
-        position += len(texts)
-        items.append((memory_id, fingerprint, vector_rows))
-    if items:
-        indexes.vectors.put_many(items)
-    if deleted:
-        indexes.vectors.delete(deleted)
-    return len(distinct), seconds
 
 
 def _update_pages(root: Path, indexes: Indexes, plan: ChangeSet, rows: Sequence[CatalogRow],
@@ -414,14 +410,16 @@ def _update_pages(root: Path, indexes: Indexes, plan: ChangeSet, rows: Sequence[
 
 
 def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress | None = None,
-         paths: Iterable[str] | None = None) -> SyncReport:
+         paths: Iterable[str] | None = None, vectors: bool = True) -> SyncReport:
     """Bring every index in line with the files (the caller holds the index lock).
 
     With ``paths`` (relative paths that changed), only those files are looked
     at; otherwise the whole vault is walked (cheaply: unchanged stats are not read).
-    Order of writes: vectors, full text, pages, the detail cache, catalog, stat cache.  The catalog
-    is the record sync plans against, so a crash before its commit just re-plans
-    the rest; a walk of the whole vault removes the temp files such a crash left.
+    Order of writes: the vector queue, full text, pages, the detail cache, catalog, stat cache,
+    then (with ``vectors``) the vectors of the queue.  The catalog is the record sync plans
+    against, so a crash before its commit just re-plans the rest; a walk of the whole vault
+    removes the temp files such a crash left.  Without ``vectors`` the memories are searchable
+    by their words at once and wait for their vectors (:meth:`Indexes.fill`).
     """
     held: dict[str, tuple[str, str]] = {}  # of several files with one id, the one indexed keeps it, rebuilt or not
     if full:
@@ -435,7 +433,7 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
     survey = _survey(root, indexes, old_cache, None if full else paths, held)
     plan, disk = survey.plan, survey.disk
     batch = _batch(root, indexes, survey)
-    embedded, seconds = _write_vectors(indexes, batch, plan.deleted, progress)
+    indexes.vectors.queue(batch.pending, plan.deleted)
     if batch.documents or plan.deleted:
         indexes.fulltext.apply(batch.documents, plan.deleted)
     _update_pages(root, indexes, plan, batch.rows, disk.stat_cache != old_cache)
@@ -451,4 +449,11 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
         update_vocabulary(indexes, batch.rows)
     if disk.stat_cache != old_cache:
         write_atomic(cache_path, json.dumps(disk.stat_cache, sort_keys=True, separators=(",", ":")))
-    return SyncReport(plan, batch.parsed, embedded, disk.problems, indexes.notice, seconds)
+    report = SyncReport(plan, batch.parsed, 0, disk.problems, indexes.notice, queued=len(batch.pending))
+    if vectors:
+        report.filled(indexes.fill(progress=progress))
+    else:
+        report.pending = indexes.vectors.pending_count()
+    if indexes.cache is not None and indexes.cache.problem and not report.notice:
+        report.notice = f"notice: {indexes.cache.problem}"
+    return report

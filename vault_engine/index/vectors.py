@@ -3,13 +3,17 @@
 Vectors live in SQLite (``.memvault/vectors.sqlite``, WAL mode: crash-safe,
 readers never blocked by the writer), each row tagged with the content hash
 of the memory it was computed from, so sync re-embeds only what changed.
-Search loads every row once into one contiguous float32 matrix and scores a
+A memory whose text changed is first *queued* (the ``pending`` table: the
+texts to embed and their fingerprint) and its old vectors dropped; the fill
+(:mod:`.filling`) embeds the queue and settles each memory's rows and its
+queue entry in one transaction.  Search loads every row once into one contiguous float32 matrix and scores a
 query with a single matrix-vector product; a memory's score in a lane is
 its best chunk.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +39,18 @@ TABLE = (
     "CREATE TABLE IF NOT EXISTS vectors (id TEXT NOT NULL, lane TEXT NOT NULL, chunk INTEGER NOT NULL,"
     " hash TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (id, lane, chunk))"
 )
+# Added beside the vectors without a new schema version: an older engine ignores it (and the
+# memories it lists have no vectors, which that engine's next full sync repairs).
+QUEUE = "CREATE TABLE IF NOT EXISTS pending (id TEXT PRIMARY KEY, hash TEXT NOT NULL, texts TEXT NOT NULL)"
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A memory waiting for its vectors: the fingerprint and the (lane, chunk, text) to embed."""
+
+    id: str
+    hash: str
+    texts: tuple[tuple[str, int, str], ...]
 
 
 class VectorStore(ModelIndexDb):
@@ -43,7 +59,7 @@ class VectorStore(ModelIndexDb):
     what = "vector index"
 
     def __init__(self, path: Path, model: str, dim: int):
-        super().__init__(path, [TABLE], SCHEMA_VERSION, model, dim)
+        super().__init__(path, [TABLE, QUEUE], SCHEMA_VERSION, model, dim)
         self._matrix: npt.NDArray[np.float32] | None = None
         self._ids: list[str] = []
         self._row_id: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
@@ -53,40 +69,98 @@ class VectorStore(ModelIndexDb):
 
     @stale_on_error("vector index")
     def hashes(self, ids: Iterable[str] | None = None) -> dict[str, str]:
-        """The content hash each stored memory's vectors were computed from (of ``ids``, or all)."""
-        if ids is None:
-            return dict(self._db.execute("SELECT DISTINCT id, hash FROM vectors").fetchall())
+        """The fingerprint of the texts each memory's vectors are (or, queued, will be) computed
+        from (of ``ids``, or all)."""
         out: dict[str, str] = {}
-        wanted = list(ids)
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
-            marks = ", ".join("?" * len(part))
-            out.update(self._db.execute(f"SELECT DISTINCT id, hash FROM vectors WHERE id IN ({marks})", part))
+        for table in ("vectors", "pending"):
+            if ids is None:
+                out.update(self._db.execute(f"SELECT DISTINCT id, hash FROM {table}").fetchall())
+                continue
+            wanted = list(ids)
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ", ".join("?" * len(part))
+                out.update(self._db.execute(f"SELECT DISTINCT id, hash FROM {table} WHERE id IN ({marks})", part))
         return out
+
+    @stale_on_error("vector index")
+    def queue(self, items: Iterable[Pending], deleted: Iterable[str] = ()) -> None:
+        """In one transaction: queue each memory's texts (its old vectors dropped: they no longer
+        say what it says) and drop the vectors and queue entries of ``deleted``."""
+        items = list(items)
+        gone = [(memory_id,) for memory_id in deleted]
+        if not items and not gone:
+            return
+        with self.writing():
+            self._db.executemany("DELETE FROM vectors WHERE id = ?", [(item.id,) for item in items] + gone)
+            self._db.executemany("DELETE FROM pending WHERE id = ?", gone)
+            self._db.executemany("INSERT OR REPLACE INTO pending VALUES (?, ?, ?)", [
+                (item.id, item.hash, json.dumps(item.texts, ensure_ascii=False)) for item in items])
+        self._matrix = None
+
+    @stale_on_error("vector index")
+    def pending(self, limit: int | None = None) -> list[Pending]:
+        """The queued memories in the order they were queued (at most ``limit``)."""
+        rows = self._db.execute("SELECT id, hash, texts FROM pending ORDER BY rowid LIMIT ?",
+                                (-1 if limit is None else limit,))
+        return [Pending(memory_id, digest, tuple((str(lane), int(chunk), str(text))
+                                                 for lane, chunk, text in json.loads(texts)))
+                for memory_id, digest, texts in rows]
+
+    @stale_on_error("vector index")
+    def pending_count(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM pending").fetchone()[0])
+
+    @stale_on_error("vector index")
+    def memories(self) -> int:
+        """How many memories have vectors."""
+        return int(self._db.execute("SELECT COUNT(DISTINCT id) FROM vectors").fetchone()[0])
+
+    @stale_on_error("vector index")
+    def settle(self, items: Iterable[tuple[str, str, Sequence[VectorRow]]]) -> int:
+        """Store the vectors of queued memories, each (id, fingerprint, rows) only while the queue
+        still holds that fingerprint (a sync may have queued newer text meanwhile); in one
+        transaction.  Returns how many were stored."""
+        stored = 0
+        with self.writing():
+            for memory_id, digest, rows in items:
+                if self._db.execute("SELECT 1 FROM pending WHERE id = ? AND hash = ?",
+                                    (memory_id, digest)).fetchone() is None:
+                    continue
+                self._write(memory_id, digest, rows)
+                self._db.execute("DELETE FROM pending WHERE id = ?", (memory_id,))
+                stored += 1
+        self._matrix = None
+        return stored
+
+    def _write(self, memory_id: str, digest: str, rows: Sequence[VectorRow]) -> None:
+        self._db.execute("DELETE FROM vectors WHERE id = ?", (memory_id,))
+        self._db.executemany(
+            "INSERT INTO vectors VALUES (?, ?, ?, ?, ?)",
+            [(memory_id, row.lane, row.chunk, digest, np.asarray(row.vector, dtype=np.float32).tobytes())
+             for row in rows],
+        )
 
     @stale_on_error("vector index")
     def put_many(self, items: Iterable[tuple[str, str, Sequence[VectorRow]]]) -> None:
         """Replace the vectors of each (id, content hash, rows) in one transaction."""
         with self.writing():
             for memory_id, digest, rows in items:
-                self._db.execute("DELETE FROM vectors WHERE id = ?", (memory_id,))
-                self._db.executemany(
-                    "INSERT INTO vectors VALUES (?, ?, ?, ?, ?)",
-                    [
-                        (memory_id, row.lane, row.chunk, digest, np.asarray(row.vector, dtype=np.float32).tobytes())
-                        for row in rows
-                    ],
-                )
+                self._write(memory_id, digest, rows)
+                self._db.execute("DELETE FROM pending WHERE id = ?", (memory_id,))
         self._matrix = None
 
     @stale_on_error("vector index")
     def delete(self, ids: Iterable[str]) -> None:
+        gone = [(i,) for i in ids]
         with self.writing():
-            self._db.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in ids])
+            self._db.executemany("DELETE FROM vectors WHERE id = ?", gone)
+            self._db.executemany("DELETE FROM pending WHERE id = ?", gone)
         self._matrix = None
 
     def clear(self) -> None:
         self._db.execute("DELETE FROM vectors")
+        self._db.execute("DELETE FROM pending")
         self._matrix = None
 
     @stale_on_error("vector index")
@@ -163,6 +237,12 @@ class VectorStore(ModelIndexDb):
         """Stored memory ids in the order masks given to :meth:`search` follow."""
         self._load()
         return self._ids
+
+    @stale_on_error("vector index")
+    def has(self, memory_id: str) -> bool:
+        """Whether ``memory_id`` has vectors."""
+        self._load()
+        return self._index is not None and memory_id in self._index
 
     @stale_on_error("vector index")
     def vector(self, memory_id: str, lane: str = "summary") -> npt.NDArray[np.float32] | None:

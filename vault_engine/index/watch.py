@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..sharing.gitsync import GitSyncResult
     from ..vault import Vault
     from .embedder import Embedder
+    from .filling import FillReport
     from .sync import SyncReport
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ def is_relevant(root: Path | str, change: Change, path: str) -> bool:
 class WatchUpdate:
     """One sync the watcher ran: its report, or the error that stopped it."""
 
-    trigger: str  # "start", "changes" (a batch of file changes) or "retry" (after a failed sync)
+    trigger: str  # "start", "changes" (a batch of file changes), "retry" (after a failed sync) or "vectors"
     changes: int  # relevant file changes in the batch
     seconds: float  # how long the sync took
     report: SyncReport | None = None
@@ -104,6 +105,7 @@ class WatchUpdate:
     learned: LearnReport | None = None  # set when the update is a scheduled learning step
     reason: str | None = None  # why `maintain` ran: "schedule" or "changes"
     shared: GitSyncResult | None = None  # set when the update is a scheduled `git sync`
+    filled: FillReport | None = None  # set when the vectors that waited are all built
 
     @property
     def changed(self) -> bool:
@@ -169,10 +171,10 @@ def watch(
                 break
             state.tick()
             trigger = state.trigger(batch)
-            if trigger is None:
-                continue
-            state.sync(trigger, batch)
-            state.after_sync(batch)
+            if trigger is not None:
+                state.sync(trigger, batch)
+                state.after_sync(batch)
+            state.fill_round()
     finally:
         batches.close()  # releases the OS watches now, not whenever the generator is collected
 
@@ -197,6 +199,10 @@ class _Watching:
     next_learn: float = 0.0
     share_every: float = 0.0
     next_share: float = 0.0
+    waiting: int = 0  # memories waiting for their vectors, as the last sync or fill round left them
+    fill_total: int = 0  # memories waiting when the current fill began (for the progress bar)
+    fill_began: float = 0.0
+    filled: FillReport | None = None  # what the current fill has done so far
 
     def __post_init__(self) -> None:
         self.learn_every = self.vault.config.watch.learn_every_minutes * 60
@@ -226,7 +232,8 @@ class _Watching:
         """Run one sync and report it; a failure is reported and scheduled for a retry."""
         begin = time.perf_counter()
         try:
-            report = self.vault.sync(embedder=self.model,
+            # The words first: the vectors are filled a round at a time between batches (fill_round).
+            report = self.vault.sync(embedder=self.model, vectors=False,
                                      paths=_changed_files(self.root, batch) if trigger == "changes" else None)
         except (VaultError, OSError) as exc:
             error = exc if isinstance(exc, VaultError) else _failure(exc)
@@ -237,6 +244,7 @@ class _Watching:
             self.on_report(WatchUpdate(trigger, len(batch), time.perf_counter() - begin, error=error, retry_in=delay))
         else:
             self.failures, self.retry_at = 0, None
+            self.waiting = report.pending
             fresh = tuple(p for p in report.problems if p.one_line() not in self.previous)
             self.previous = {problem.one_line() for problem in report.problems}
             self.on_report(WatchUpdate(trigger, len(batch), time.perf_counter() - begin, report, new_problems=fresh))
@@ -247,13 +255,46 @@ class _Watching:
             self.started = True
             _warm_up(self.model)
         self.changed_since_maintain += len(batch)
-        reason = maintenance_due(self.vault, self.changed_since_maintain)
-        if reason is not None and not self.stop.is_set():
-            self.changed_since_maintain = 0
-            self.on_report(_maintain(self.vault, self.model, reason))
+        self.maintain_if_due()
         if self.learn_every > 0 and time.monotonic() >= self.next_learn and not self.stop.is_set():
             self.next_learn = time.monotonic() + self.learn_every
             self.on_report(learn(self.vault))
+
+
+    def maintain_if_due(self) -> None:
+        """Run ``maintain`` when it is due, once no memory waits for its vectors (it compares them)."""
+        reason = maintenance_due(self.vault, self.changed_since_maintain)
+        if reason is not None and not self.stop.is_set() and not self.waiting:
+            self.changed_since_maintain = 0
+            self.on_report(_maintain(self.vault, self.model, reason))
+
+    def fill_round(self) -> None:
+        """Embed one round of the memories waiting for their vectors (a few seconds: changes
+        that arrive meanwhile are synced before the next round); report when none waits."""
+        if self.waiting <= 0 or self.stop.is_set() or self.retry_at is not None:
+            return
+        from .filling import FillReport
+
+        if self.filled is None:
+            self.filled, self.fill_total, self.fill_began = FillReport(), self.waiting, time.perf_counter()
+        try:
+            part = self.vault.fill_vectors(embedder=self.model, rounds=1, stop=self.stop.is_set)
+        except (VaultError, OSError) as exc:
+            error = exc if isinstance(exc, VaultError) else _failure(exc)
+            log.info("filling vectors failed (%s); retrying after the next change", error.one_line())
+            self.waiting = 0  # the next sync says again what waits
+            self.filled = None
+            self.on_report(WatchUpdate("vectors", 0, 0.0, error=error))
+            return
+        self.filled.add(part)
+        self.waiting = part.remaining
+        self.fill_total = max(self.fill_total, self.filled.memories + self.waiting)
+        if self.vault.progress is not None:
+            self.vault.progress(self.fill_total - self.waiting, self.fill_total)
+        if not self.waiting:
+            filled, self.filled = self.filled, None
+            self.on_report(WatchUpdate("vectors", 0, time.perf_counter() - self.fill_began, filled=filled))
+            self.maintain_if_due()
 
 
 def maintenance_due(vault: Vault, changed: int, now: float | None = None) -> str | None:

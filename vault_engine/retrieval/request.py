@@ -88,6 +88,7 @@ class SearchResult:
     relevance: dict[str, float] | None = None  # the best evidence and cosine of the candidates, and the floors
     project: str | None = None  # the project searched, with the global memories; None: every project
     weak_left_out: int = 0  # hits below the relevance floor not listed (the request did not ask for weak ones)
+    vectors: dict[str, Any] | None = None  # {"built": share of memories with vectors, "pending": memories without}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -95,6 +96,7 @@ class SearchResult:
             "revivable": [{"id": h.id, "title": h.title, "score": round(h.score, 6), "path": h.path,
                            "restore": f"memvault trash restore {h.id}"} for h in self.revivable],
             "notice": self.notice, "relevance": self.relevance, "weak_left_out": self.weak_left_out,
+            "vectors": self.vectors,
         }
 
 

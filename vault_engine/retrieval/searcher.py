@@ -51,6 +51,14 @@ EXTERNAL = "external"  # the trust level a default search leaves out
 Positions = dict[str, dict[str, int]]  # lane -> memory id -> 1-based rank
 
 
+def vectors_building(pending: int, indexed: int) -> str:
+    """The notice of a search while vectors are being built."""
+    share = int(100 * max(0, indexed - pending) / indexed) if indexed else 100
+    plural = "memory waits" if pending == 1 else "memories wait"
+    return (f"vectors {share}% built ({pending} {plural} for theirs: found by their words only, "
+            "until `memvault sync`, `watch`, `serve` or `mcp` has embedded them)")
+
+
 class Searcher:
     """Searches one vault's indexes; cheap to query many times."""
 
@@ -94,8 +102,9 @@ class Searcher:
         """Every memory has a catalog row, a full-text document and vectors: parts that disagree on
         whether anything is indexed (one deleted or emptied behind the engine's back) are stale, or
         a search would silently lose a lane (or fail)."""
+        self.pending = self.vectors.pending_count()  # memories whose vectors are still being computed
         counts = {"catalog": self.catalog.count(), "full-text index": self.fulltext.count(),
-                  "vector index": self.vectors.count()}
+                  "vector index": self.vectors.count() + self.pending}
         self.indexed = counts["catalog"]
         if len({count > 0 for count in counts.values()}) > 1:
             empty = ", ".join(name for name, count in counts.items() if not count)
@@ -235,8 +244,20 @@ class Searcher:
                 external = (f"{outside} {plural} from external sources match, left out: they are searched "
                             "only when asked for (trust external)")
                 notice = f"{external}; {notice}" if notice else external  # a weak-hits hint stays last
+        if self.pending:  # a fill under way: the meaning of some memories is not searched yet
+            for hit in hits:
+                if not self.vectors.has(hit.id):
+                    hit.why.append("no vectors yet (being built): found by its words alone")
+            building = vectors_building(self.pending, self.indexed)
+            notice = f"{building}; {notice}" if notice else building
         return SearchResult(request.query, hits, self._revivable(found, positions, limit, moment), notice,
-                            best.to_json(), project=request.project, weak_left_out=left_out)
+                            best.to_json(), project=request.project, weak_left_out=left_out,
+                            vectors=self.vectors_state())
+
+    def vectors_state(self) -> dict[str, Any]:
+        """How far the vectors are built: the share of memories that have them, and how many wait."""
+        built = max(0, self.indexed - self.pending)
+        return {"built": round(built / self.indexed, 4) if self.indexed else 1.0, "pending": self.pending}
 
     def _external_matches(self, query: str, flt: Filter, limit: int, now: datetime) -> int:
         """How many memories of external sources a search for ``query`` that asked for them would list."""

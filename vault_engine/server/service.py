@@ -123,6 +123,9 @@ class MemoryService:
 
         if self._watcher is None:
             self._watcher = WatcherThread(self.vault, on_report=on_report).start(timeout=0)
+            # A write that leaves many memories waiting for their vectors returns at once: the
+            # watcher sees the files change and fills them between its syncs.
+            self.vault.fill_in_background = lambda: None
 
     def warm_up(self) -> None:
         """Load the embedding model and open the indexes now, not on the first call."""

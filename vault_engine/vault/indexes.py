@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .. import store
@@ -11,26 +11,161 @@ from .ports import Open as Vault
 
 if TYPE_CHECKING:
     from ..index.embedder import Embedder
-    from ..index.sync import SyncReport
+    from ..index.embedding_cache import CacheStatus, EmbeddingCache
+    from ..index.filling import FillReport, Progress
+    from ..index.sync import Indexes, SyncReport
     from ..retrieval.searcher import Searcher, SearchRequest, SearchResult
 
 
-def sync(vault: Vault, *, full: bool = False, embedder: Embedder | None = None,
-         paths: Iterable[str] | None = None) -> SyncReport:
-    """Bring the search indexes in line with the files (only ``paths``, relative, when given)."""
-    from ..index.sync import Indexes, sync
+def embedding_cache(vault: Vault) -> EmbeddingCache | None:
+    """The embedding cache of this user (``[cache]``), or None when it is turned off."""
+    from ..config import cache_folder
+    from ..index.embedding_cache import EmbeddingCache
 
-    model = embedder if embedder is not None else vault.embedder()
+    settings = vault.config.cache
+    if settings.embeddings_mb <= 0:
+        return None
+    return EmbeddingCache(cache_folder(settings), settings.embeddings_mb * 1_000_000)
+
+
+def embedding_cache_status(vault: Vault) -> CacheStatus:
+    """What the embedding cache holds (a cache turned off reports its folder, empty)."""
+    from ..config import cache_folder
+    from ..index.embedding_cache import EmbeddingCache
+
+    cache = embedding_cache(vault) or EmbeddingCache(cache_folder(vault.config.cache), 0)
+    try:
+        return cache.status()
+    finally:
+        cache.close()
+
+
+def clear_embedding_cache(vault: Vault) -> int:
+    """Empty the embedding cache; how many vectors it held."""
+    from ..config import cache_folder
+    from ..index.embedding_cache import EmbeddingCache
+
+    cache = EmbeddingCache(cache_folder(vault.config.cache), max(1, vault.config.cache.embeddings_mb) * 1_000_000)
+    return cache.clear()
+
+
+def open_indexes(vault: Vault, embedder: Embedder | None = None) -> Indexes:
+    """The vault's indexes for writing (the caller holds the index lock and closes them)."""
+    from ..index.sync import Indexes
+
+    return Indexes(vault.root, embedder if embedder is not None else vault.embedder(),
+                   vocabulary=vault.config.retrieval.weight_expansion > 0, cache=embedding_cache(vault),
+                   max_tokens=vault.config.embedding.max_tokens)
+
+
+FILL_ROUND = 256  # memories embedded per hold of the index lock: other syncs get their turn between rounds
+INLINE_FILL = 64  # a write that leaves at most this many memories waiting embeds them before it returns
+FILL_LOCK = "fill.lock"  # held by the one background filler of a vault
+
+
+def sync(vault: Vault, *, full: bool = False, embedder: Embedder | None = None,
+         paths: Iterable[str] | None = None, vectors: bool = True) -> SyncReport:
+    """Bring the search indexes in line with the files (only ``paths``, relative, when given).
+
+    The catalog and the full text first, under the index lock; then (with ``vectors``) the
+    vectors of what changed, a round at a time (:func:`fill`).  Without ``vectors`` the changed
+    memories are searchable by their words and wait for their vectors."""
+    from ..index.sync import sync
+
     with vault.index_lock.hold():
-        indexes = Indexes(vault.root, model, vocabulary=vault.config.retrieval.weight_expansion > 0)
+        indexes = open_indexes(vault, embedder)
         try:
             try:
-                return sync(vault.root, indexes, full=full, progress=vault.progress, paths=paths)
+                report = sync(vault.root, indexes, full=full, paths=paths, vectors=False)
             except IndexStale as exc:  # damage found past the open: rebuild from the files
                 indexes.notice = f"notice: {exc.one_line()}"
-                return sync(vault.root, indexes, full=True, progress=vault.progress)
+                report = sync(vault.root, indexes, full=True, vectors=False)
         finally:
-            indexes.close()
+            _close(indexes)
+    if vectors and report.pending:
+        report.filled(fill(vault, embedder=embedder, progress=vault.progress))
+    return report
+
+
+def sync_soon(vault: Vault, *, paths: Iterable[str] | None = None) -> SyncReport:
+    """Sync for a command that must not wait long: the full text now; the vectors now when few
+    memories wait for them (``INLINE_FILL``) or nothing fills in the background, else by the
+    vault's background filler (``vault.fill_in_background``)."""
+    report = vault.sync(paths=paths, vectors=False)
+    if report.pending and (report.pending <= INLINE_FILL or vault.fill_in_background is None):
+        report.filled(fill(vault, progress=vault.progress))
+    elif report.pending and vault.fill_in_background is not None:
+        vault.fill_in_background()
+    return report
+
+
+def fill(vault: Vault, *, embedder: Embedder | None = None, progress: Progress | None = None,
+         stop: Callable[[], bool] | None = None, rounds: int | None = None) -> FillReport:
+    """Embed the memories waiting for their vectors, ``FILL_ROUND`` at a time, each round under
+    the index lock (at most ``rounds`` rounds; ``stop`` is asked before each).  ``progress`` gets
+    (memories done, memories waiting at the start)."""
+    from ..index.filling import FillReport
+
+    report = FillReport()
+    total: int | None = None
+    done = 0
+    while rounds is None or rounds > 0:
+        if stop is not None and stop():
+            break
+        with vault.index_lock.hold():
+            indexes = open_indexes(vault, embedder)
+            try:
+                if total is None:
+                    total = indexes.vectors.pending_count()
+                part = indexes.fill(max_memories=FILL_ROUND)
+            finally:
+                _close(indexes)
+        report.add(part)
+        done += part.memories
+        if progress is not None and total:
+            progress(min(done, total) if part.remaining else total, total)
+        if part.remaining == 0 or part.memories == 0:
+            break
+        if rounds is not None:
+            rounds -= 1
+    return report
+
+
+def _close(indexes: Indexes) -> None:
+    indexes.close()
+    if indexes.cache is not None:
+        indexes.cache.close()
+
+
+def run_filler(vault: Vault) -> None:
+    """Be the vault's background filler: embed what waits, round by round, until nothing does
+    (a write meanwhile queues more, which this filler takes too); exit at once when another
+    filler runs."""
+    from .. import fsio
+
+    with fsio.WriterLock(vault.root / store.STATE_DIR / FILL_LOCK, 0).try_hold() as held:
+        if held:
+            fill(vault)
+
+
+def spawn_filler(vault: Vault) -> bool:
+    """Start ``memvault sync --background`` for this vault, detached, unless a background filler
+    already runs; whether one was started.  It embeds what waits and exits; its errors go to
+    ``.memvault/fill.log``."""
+    import subprocess
+    import sys
+
+    from .. import fsio
+
+    if fsio.WriterLock(vault.root / store.STATE_DIR / FILL_LOCK, 0).held():
+        return False
+    log = vault.root / store.STATE_DIR / "fill.log"
+    with open(log, "ab") as err:
+        subprocess.Popen(
+            [sys.executable, "-m", "vault_engine", "--vault", str(vault.root), "sync", "--background"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+            close_fds=True)
+    return True
 
 
 def search(vault: Vault, request: SearchRequest) -> SearchResult:
@@ -38,14 +173,14 @@ def search(vault: Vault, request: SearchRequest) -> SearchResult:
 
     notice = None
     if not (vault.root / store.STATE_DIR / "catalog.sqlite").exists():
-        report = vault.sync()
+        report = sync_soon(vault)
         notice = report.notice or f"notice: built the search indexes ({report.plan.summary()})"
     elif _unbuilt(vault):  # being built, or left empty by a rebuild cut short (a full disk, no model, Ctrl-C)
         if vault.index_lock.held():  # being built right now: a reader never waits for it
             notice = ("notice: the search indexes are being built by another memvault process; "
                       "results may be incomplete until it is done")
         else:  # the files decide
-            report = vault.sync()
+            report = sync_soon(vault)
             if not report.plan.empty:
                 built = f"notice: the search indexes were empty; built them ({report.plan.summary()})"
                 notice = report.notice or built

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +30,7 @@ class Open(Protocol):
     lock: fsio.WriterLock
     index_lock: fsio.WriterLock
     progress: Progress | None
+    fill_in_background: Callable[[], object] | None
     _searcher: Searcher | None
 
     @property
@@ -46,7 +47,7 @@ class Open(Protocol):
     def embedder(self) -> Embedder: ...
 
     def sync(self, *, full: bool = False, embedder: Embedder | None = None,
-             paths: Iterable[str] | None = None) -> SyncReport: ...
+             paths: Iterable[str] | None = None, vectors: bool = True) -> SyncReport: ...
 
     def searcher(self) -> Searcher: ...
 

@@ -10,7 +10,7 @@ and undone) and indexed once.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ..governance.audit import Audit
     from ..governance.maintain import MaintainReport
     from ..index.embedder import Embedder
+    from ..index.filling import FillReport
     from ..index.sync import Progress, SyncReport
     from ..llm.base import Llm
     from ..retrieval.searcher import Searcher, SearchRequest, SearchResult
@@ -54,6 +55,10 @@ class Vault:
                                           max(60.0, self.config.vault.lock_timeout), what="updating the search indexes")
         self.auto_sync = auto_sync
         self.progress = progress
+        # Called when a write leaves more than a few memories waiting for their vectors (None: they
+        # are embedded before the write returns): a command starts a background filler, a server
+        # wakes its watcher.
+        self.fill_in_background: Callable[[], object] | None = None
         self.index_warning: str | None = None
         self._transactions = Transactions(self)
         self._searcher: Searcher | None = None
@@ -117,7 +122,7 @@ class Vault:
             except ValueError:
                 continue
         try:
-            self.last_sync = self.sync(paths=rels)
+            self.last_sync = indexes.sync_soon(self, paths=rels)
         except VaultError as exc:
             self.index_warning = f"warning: search indexes not updated ({exc.one_line()}); run `memvault sync`"
 
@@ -278,9 +283,15 @@ class Vault:
     # ------------------------------------------------------------ indexes and status
 
     def sync(self, *, full: bool = False, embedder: Embedder | None = None,
-             paths: Iterable[str] | None = None) -> SyncReport:
-        """Bring the search indexes in line with the files (only ``paths``, relative, when given)."""
-        return indexes.sync(self, full=full, embedder=embedder, paths=paths)
+             paths: Iterable[str] | None = None, vectors: bool = True) -> SyncReport:
+        """Bring the search indexes in line with the files (only ``paths``, relative, when given);
+        without ``vectors`` the changed memories wait for their vectors (:meth:`fill_vectors`)."""
+        return indexes.sync(self, full=full, embedder=embedder, paths=paths, vectors=vectors)
+
+    def fill_vectors(self, *, embedder: Embedder | None = None, stop: Callable[[], bool] | None = None,
+                     rounds: int | None = None, progress: Progress | None = None) -> FillReport:
+        """Embed the memories waiting for their vectors (all, or ``rounds`` rounds of them)."""
+        return indexes.fill(self, embedder=embedder, progress=progress, stop=stop, rounds=rounds)
 
     def search(self, request: SearchRequest) -> SearchResult:
         """Hybrid search; builds the indexes first when they are missing or unreadable."""

@@ -1,0 +1,136 @@
+"""The embedding cache: keyed by model and text as the model reads it, bounded, never failing the work."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from vault_engine.index.embedding_cache import FILE, ROW_OVERHEAD, EmbeddingCache, key_of, model_text
+from vault_engine.index.fakes import HashEmbedder
+from vault_engine.index.filling import embed_distinct, fill
+from vault_engine.index.vectors import Pending, VectorRow, VectorStore
+
+
+def _vector(seed: int, dim: int = 8) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    vector = rng.standard_normal(dim).astype(np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def test_model_text_collapses_whitespace_and_cuts_past_the_window() -> None:
+    assert model_text("  Use\tpytest \n\n fixtures ", 256) == "Use pytest fixtures"
+    long = " ".join(f"w{n}" for n in range(600))
+    cut = model_text(long, 256)
+    assert cut.split() == long.split()[:512]
+    assert model_text("a b c", 1) == "a b"  # two words per token of the window
+
+
+def test_key_depends_on_model_and_text() -> None:
+    assert key_of("m1", "text") == key_of("m1", "text")
+    assert key_of("m1", "text") != key_of("m2", "text")
+    assert key_of("m1", "text") != key_of("m1", "text ")
+    assert len(key_of("m1", "text")) == 16
+
+
+def test_round_trip_by_model(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "cache", 10_000_000)
+    cache.put_many("m1", [("alpha", _vector(1)), ("beta", _vector(2))])
+    found = cache.get_many("m1", 8, ["alpha", "beta", "gamma"])
+    assert set(found) == {"alpha", "beta"}
+    assert np.array_equal(found["alpha"], _vector(1))
+    assert cache.get_many("m2", 8, ["alpha"]) == {}  # another model: a miss
+    assert cache.get_many("m1", 16, ["alpha"]) == {}  # another dimension: a miss
+    state = cache.status()
+    assert state.vectors == 2 and state.per_model == {"m1": 2} and state.problem is None
+    cache.close()
+    reopened = EmbeddingCache(tmp_path / "cache", 10_000_000)
+    assert set(reopened.get_many("m1", 8, ["alpha"])) == {"alpha"}  # it persists
+    assert reopened.clear() == 2
+    assert not (tmp_path / "cache" / FILE).exists()
+    assert reopened.get_many("m1", 8, ["alpha"]) == {}
+
+
+def test_eviction_drops_the_least_recently_used(tmp_path: Path) -> None:
+    row = 8 * 4 + ROW_OVERHEAD
+    cache = EmbeddingCache(tmp_path, 10 * row)  # room for 10 vectors
+    cache.put_many("m", [(f"old{n}", _vector(n)) for n in range(6)])
+    db = cache._connect()
+    assert db is not None
+    db.execute("UPDATE vectors SET used = used - 100")  # written long ago
+    cache.get_many("m", 8, ["old0"])  # read now: recently used again
+    cache.put_many("m", [(f"new{n}", _vector(100 + n)) for n in range(6)])  # 12 > 10: evict to 9
+    kept = cache.get_many("m", 8, [f"old{n}" for n in range(6)] + [f"new{n}" for n in range(6)])
+    assert len(kept) == 9
+    assert "old0" in kept and all(f"new{n}" in kept for n in range(6))
+    assert sum(f"old{n}" in kept for n in range(1, 6)) == 2
+
+
+def test_a_damaged_file_is_started_afresh(tmp_path: Path) -> None:
+    (tmp_path / FILE).write_bytes(b"this is not a database" * 100)
+    cache = EmbeddingCache(tmp_path, 10_000_000)
+    assert cache.get_many("m", 8, ["alpha"]) == {}
+    cache.put_many("m", [("alpha", _vector(1))])
+    assert set(cache.get_many("m", 8, ["alpha"])) == {"alpha"}
+    assert cache.problem is None
+
+
+def test_an_unusable_folder_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("the cache folder cannot be made under a file (even by root)")
+    cache = EmbeddingCache(blocked / "cache", 10_000_000)
+    model = HashEmbedder(dim=8)
+    vectors, report = embed_distinct(model, cache, ["one text", "another"], 256)
+    assert set(vectors) == {"one text", "another"} and report.embedded == 2
+    assert cache.problem is not None and "not used" in cache.problem
+    assert cache.status().problem == cache.problem
+
+
+def test_embed_distinct_embeds_each_text_once_and_uses_the_cache(tmp_path: Path) -> None:
+    model = HashEmbedder(dim=8)
+    cache = EmbeddingCache(tmp_path, 10_000_000)
+    texts = ["Same text.", "Same   text.", "Other text.", "Same text."]
+    vectors, report = embed_distinct(model, cache, texts, 256)
+    assert model.calls == 2 and report.embedded == 2 and report.cached == 0
+    assert set(vectors) == set(texts)
+    assert np.array_equal(vectors["Same text."], vectors["Same   text."])
+    again, second = embed_distinct(model, cache, ["Other text.", "New one."], 256)
+    assert model.calls == 3 and second.embedded == 1 and second.cached == 1
+    assert np.array_equal(again["Other text."], vectors["Other text."])
+
+
+def test_fill_settles_only_the_fingerprint_still_queued(tmp_path: Path) -> None:
+    model = HashEmbedder(dim=8)
+    store = VectorStore(tmp_path / "vectors.sqlite", model.name, model.dim)
+    store.queue([Pending("m-a", "h1", (("summary", 0, "first text"),)),
+                 Pending("m-b", "h1", (("summary", 0, "second text"),))])
+    assert store.pending_count() == 2 and store.count() == 0
+    assert store.hashes() == {"m-a": "h1", "m-b": "h1"}  # queued counts as current: not queued twice
+    rows = [("m-a", "h-old", [VectorRow("summary", 0, _vector(3))]),
+            ("m-b", "h1", [VectorRow("summary", 0, _vector(4))])]
+    assert store.settle(rows) == 1  # m-a was queued again since: its stale vectors are not stored
+    report = fill(store, model, None, 256)
+    assert report.memories == 1 and report.remaining == 0
+    assert store.hashes() == {"m-a": "h1", "m-b": "h1"} and store.pending_count() == 0
+    store.queue([], deleted=["m-a"])
+    assert store.hashes() == {"m-b": "h1"}
+    store.close()
+
+
+def test_fill_stops_between_groups_and_keeps_the_rest_queued(tmp_path: Path) -> None:
+    model = HashEmbedder(dim=8)
+    store = VectorStore(tmp_path / "vectors.sqlite", model.name, model.dim)
+    store.queue([Pending(f"m-{n:04d}", "h", tuple(("sentence", k, f"text {n} {k}") for k in range(400)))
+                 for n in range(5)])  # groups of two memories (800 texts; a third would pass GROUP_TEXTS)
+    asked = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return len(asked) > 1  # one group, then stop
+
+    report = fill(store, model, None, 256, stop=stop)
+    assert report.memories == 2 and report.remaining == 3 and store.pending_count() == 3
+    store.close()
+    with sqlite3.connect(tmp_path / "vectors.sqlite") as db:
+        assert db.execute("SELECT COUNT(DISTINCT id) FROM vectors").fetchone()[0] == 2

@@ -1,0 +1,230 @@
+"""The embedding cache: one vector per (model, text), kept outside every vault.
+
+Content-addressed: a vector's key is the SHA-256 of the model's name and the
+text as the model reads it (:func:`model_text`: whitespace runs collapsed, cut
+where the model would cut it anyway).  It lives in memvault's cache folder
+(``[cache] dir``; by default ``$XDG_CACHE_HOME/memvault``, else
+``~/.cache/memvault``), not in a vault's ``.memvault/``, so that rebuilding the
+indexes, an index format upgrade, ``rm -rf .memvault`` or a fresh clone of a
+shared vault on the same machine embeds nothing that was embedded before.
+
+Bounded: ``[cache] embeddings_mb``.  When a write takes the cache past its
+bound, the vectors used least recently are evicted until it holds 90% of it
+(a vector's use time is its last write or the last sync that read it).
+``memvault cache status`` shows what it holds, ``memvault cache clear``
+empties it.
+
+A cache never fails the work it speeds up: a damaged file is deleted and
+started afresh, and one that cannot be written (a read-only home, a full
+disk) is left alone, with one warning, while the vectors are computed as if
+it were empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+FILE = "embeddings.sqlite"
+SCHEMA_VERSION = "1"
+ROW_OVERHEAD = 64  # bytes a row costs beside its vector (key, model id, use time, B-tree)
+KEEP_AFTER_EVICTION = 0.9
+_PART = 500  # keys per SQL statement
+
+TABLES = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, model TEXT NOT NULL, vec BLOB NOT NULL,"
+    " used INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS vectors_used ON vectors (used)",
+)
+
+
+def model_text(text: str, max_tokens: int) -> str:
+    """``text`` as the model reads it: whitespace runs collapsed (the tokenizer splits on them and
+    drops them) and cut after ``2 * max_tokens`` words, past which the model has truncated anyway.
+
+    Each word gives at least one token unless it is made only of characters the tokenizer
+    deletes (control and format characters), so the words kept give the model more tokens than
+    its window holds: the vector is the one the whole text gets.
+    """
+    words = text.split()
+    return " ".join(words[: 2 * max_tokens]) if len(words) > 2 * max_tokens else " ".join(words)
+
+
+def key_of(model: str, text: str) -> bytes:
+    return hashlib.sha256(f"{model}\x00{text}".encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStatus:
+    path: Path
+    vectors: int
+    bytes: int  # the file's size on disk
+    max_bytes: int
+    per_model: Mapping[str, int]
+    problem: str | None = None  # why the cache is not in use, when it is not
+
+
+class EmbeddingCache:
+    """Vectors by (model, text) in one SQLite file; every method degrades to a miss on failure."""
+
+    def __init__(self, folder: Path, max_bytes: int):
+        self.folder = folder
+        self.path = folder / FILE
+        self.max_bytes = max_bytes
+        self.problem: str | None = None  # set once the cache failed; it is then not used again
+        self._db: sqlite3.Connection | None = None
+
+    # ------------------------------------------------------------ connection
+
+    def _connect(self) -> sqlite3.Connection | None:
+        if self._db is not None or self.problem is not None or self.max_bytes <= 0:
+            return self._db
+        for attempt in (1, 2):
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+                try:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    for table in TABLES:
+                        db.execute(table)
+                    db.execute("INSERT OR IGNORE INTO meta VALUES ('version', ?)", (SCHEMA_VERSION,))
+                    found = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+                    if found != SCHEMA_VERSION:
+                        raise sqlite3.DatabaseError(f"cache version {found}")
+                except BaseException:
+                    db.close()
+                    raise
+                self._db = db
+                return db
+            except sqlite3.OperationalError as exc:  # busy, read-only, full: not damage
+                self._fail(exc)
+                return None
+            except sqlite3.DatabaseError as exc:  # damaged or another version: a cache, so start afresh
+                if attempt == 2:
+                    self._fail(exc)
+                    return None
+                self._remove_files()
+            except OSError as exc:
+                self._fail(exc)
+                return None
+        return None
+
+    def _fail(self, exc: BaseException) -> None:
+        self.problem = f"the embedding cache at {self.path} is not used ({exc}); vectors are computed afresh"
+        self.close()
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                Path(str(self.path) + suffix).unlink()
+
+    def close(self) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+
+    @contextlib.contextmanager
+    def _writing(self, db: sqlite3.Connection) -> Iterator[None]:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------ vectors
+
+    def get_many(self, model: str, dim: int, texts: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The cached vectors of ``texts`` (model texts, see :func:`model_text`); misses are absent.
+        Their use time is renewed, so what a vault keeps reading is what the cache keeps."""
+        db = self._connect()
+        if db is None or not texts:
+            return {}
+        keys = {key_of(model, text): text for text in dict.fromkeys(texts)}
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        wanted = list(keys)
+        try:
+            for start in range(0, len(wanted), _PART):
+                part = wanted[start : start + _PART]
+                marks = ", ".join("?" * len(part))
+                for key, vec in db.execute(
+                        f"SELECT key, vec FROM vectors WHERE key IN ({marks}) AND model = ?", (*part, model)):
+                    vector = np.frombuffer(vec, dtype=np.float32)
+                    if vector.shape == (dim,):  # a row of another size is a miss (and is overwritten)
+                        found[keys[bytes(key)]] = vector
+            if found:
+                now = int(time.time())
+                hits = [key_of(model, text) for text in found]
+                with self._writing(db):
+                    for start in range(0, len(hits), _PART):
+                        part = hits[start : start + _PART]
+                        marks = ", ".join("?" * len(part))
+                        db.execute(f"UPDATE vectors SET used = ? WHERE key IN ({marks})", (now, *part))
+        except sqlite3.DatabaseError as exc:
+            self._fail(exc)
+            return found
+        return found
+
+    def put_many(self, model: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]) -> None:
+        """Keep the vectors of ``items`` (model text, vector), then evict down to the bound."""
+        db = self._connect()
+        if db is None or not items:
+            return
+        now = int(time.time())
+        rows = [(key_of(model, text), model, np.asarray(vector, dtype=np.float32).tobytes(), now)
+                for text, vector in items]
+        try:
+            with self._writing(db):
+                db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+            self._evict(db, len(rows[0][2]))
+        except sqlite3.DatabaseError as exc:
+            self._fail(exc)
+
+    def _evict(self, db: sqlite3.Connection, vector_bytes: int) -> None:
+        """Drop the least recently used vectors while the cache holds more than its bound."""
+        row_bytes = vector_bytes + ROW_OVERHEAD
+        count = int(db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+        if count * row_bytes <= self.max_bytes:
+            return
+        keep = int(self.max_bytes * KEEP_AFTER_EVICTION) // row_bytes
+        with self._writing(db):
+            db.execute("DELETE FROM vectors WHERE key IN (SELECT key FROM vectors ORDER BY used, key LIMIT ?)",
+                       (count - keep,))
+
+    # ------------------------------------------------------------ the command
+
+    def status(self) -> CacheStatus:
+        db = self._connect() if self.path.exists() else None
+        per_model: dict[str, int] = {}
+        if db is not None:
+            try:
+                per_model = {str(m): int(n) for m, n in
+                             db.execute("SELECT model, COUNT(*) FROM vectors GROUP BY model ORDER BY model")}
+            except sqlite3.DatabaseError as exc:
+                self._fail(exc)
+        size = 0
+        for suffix in ("", "-wal"):
+            with contextlib.suppress(OSError):
+                size += Path(str(self.path) + suffix).stat().st_size
+        return CacheStatus(self.path, sum(per_model.values()), size, self.max_bytes, per_model, self.problem)
+
+    def clear(self) -> int:
+        """Empty the cache (its file is removed); how many vectors it held."""
+        held = self.status().vectors
+        self.close()
+        self._remove_files()
+        self.problem = None
+        return held
