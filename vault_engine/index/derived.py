@@ -25,6 +25,13 @@ SENTENCES_PER_MEMORY = 8  # memories with more sentences get no sentence lane
 # concatenation made indexing a chat log twice as slow for 0.005 R@10 (docs/performance.md).
 COMPOSED_LANES = frozenset({"context"})
 PART_BREAK = "\x1f"  # between a composed lane's parts (a unit separator: never in a summary or title)
+# A sentence's vector is read from the model's pass over a text some other lane embeds anyway (its
+# host: the summary or a body passage): the mean of the token states of the sentence's words and of
+# the memory's subject, each read in context.  Embedding each sentence alone (with its subject
+# written in front) doubled the tokens the model reads for a chat log, for the same recall
+# (docs/performance.md).  A span lane's text names its host and the character ranges it pools.
+SPAN_LANES = frozenset({"sentence"})
+SPAN_MARK = "\x1e"  # between a span lane's host text and its ranges (a record separator: never in a text)
 GIST_CHARS = 1000  # about 250 tokens of English: one passage of the model's window
 
 
@@ -42,16 +49,52 @@ def embedding_texts(memory: Memory, embedder: Embedder,
     parts = threads.context_parts(summary, *context)
     if parts:
         out.append(("context", 0, PART_BREAK.join(parts)))
-    # Each sentence alone: a passage's mean embedding blurs the one sentence a question is about.
+    # Each sentence apart: a passage's mean embedding blurs the one sentence a question is about.
     # Only short memories (a fact, a turn of a conversation): long ones are covered by body chunks,
     # and a sentence lane for them would multiply the vectors search scans.  A sentence alone
-    # also loses its subject ("She gave it to me"), so it carries the memory's tags (or title).
+    # also loses its subject ("She gave it to me"): read in its host, it keeps its context, and
+    # its vector takes in the subject's words (the memory's first tag, or its title, in the host).
     pieces = sentences(f"{summary}\n\n{body}", limit=SENTENCES_PER_MEMORY + 1)
     if 1 < len(pieces) <= SENTENCES_PER_MEMORY:
-        subject = ", ".join(memory.tags) or memory.title
-        out += [("sentence", n, piece if piece.casefold().startswith(subject.casefold()) else f"{subject}: {piece}")
-                for n, piece in enumerate(pieces)]
+        hosts = [" ".join(text.split()) for lane, _, text in out if lane in ("summary", "body")]
+        subjects = [*memory.tags, memory.title]
+        out += [("sentence", n, sentence_span(piece, hosts, subjects)) for n, piece in enumerate(pieces)]
     return out
+
+
+def sentence_span(piece: str, hosts: Sequence[str], subjects: Sequence[str]) -> str:
+    """A sentence lane's text: the first host that holds ``piece`` with the ranges to pool (the
+    piece's, and the first subject's found in the host outside it), or the piece itself when no
+    host holds it (then it is embedded alone)."""
+    for host in hosts:
+        at = host.find(piece)
+        if at < 0:
+            continue
+        ranges = [(at, at + len(piece))]
+        folded = host.casefold()
+        for subject in subjects:
+            where = folded.find(subject.casefold()) if subject.strip() else -1
+            if where >= 0 and not (at <= where and where + len(subject) <= at + len(piece)):
+                ranges.append((where, where + len(subject)))
+                break
+        return span_text(host, ranges)
+    return piece
+
+
+def span_text(host: str, ranges: Sequence[tuple[int, int]]) -> str:
+    return host + SPAN_MARK + ",".join(f"{start}:{end}" for start, end in ranges)
+
+
+def parse_span(text: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """(host, ranges) of a span lane's text; None for a text embedded alone."""
+    host, mark, ranges = text.rpartition(SPAN_MARK)
+    if not mark:
+        return None
+    try:
+        pairs = [tuple(int(n) for n in item.split(":", 1)) for item in ranges.split(",")]
+    except ValueError:
+        return None
+    return host, [(pair[0], pair[1]) for pair in pairs if len(pair) == 2]
 
 
 def gist(memory: Memory) -> str:

@@ -58,6 +58,13 @@ class Embedder(Protocol):
         """``text`` split into pieces that each fit the model's token window."""
         ...
 
+    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Sequence[tuple[int, int]]]]
+                    ) -> tuple[npt.NDArray[np.float32], list[list[npt.NDArray[np.float32] | None]]]:
+        """Each text's vector and, from the same pass, one vector per span of it: a span is a list of
+        character ranges whose tokens are pooled (None: none of its tokens is in the model's window,
+        or the model cannot pool spans)."""
+        ...
+
 
 def _prepare_default_model(folder: Path, max_tokens: int) -> Path:
     """Lay out the folder fastembed expects for the packaged model (idempotent)."""
@@ -173,6 +180,44 @@ class FastEmbedder:
         self.calls += len(texts)
         return np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
 
+    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Sequence[tuple[int, int]]]]
+                    ) -> tuple[npt.NDArray[np.float32], list[list[npt.NDArray[np.float32] | None]]]:
+        """One pass of the model per batch: each text's vector (the normalised mean of its token
+        states, as fastembed pools this model) and each span's, the normalised mean of the states of
+        the tokens inside its ranges.  Other models than the default one pool in ways this does not
+        know: their spans are None (the caller embeds the span's text alone)."""
+        import numpy as np
+
+        if self.settings.model != DEFAULT_MODEL:
+            return self.embed(texts), [[None] * len(group) for group in spans]
+        model = self._load()
+        inner = model.model  # fastembed's ONNX text model: its tokenizer (window, padding) and session
+        inputs_wanted = {node.name for node in inner.model.get_inputs()}
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        pooled: list[list[npt.NDArray[np.float32] | None]] = []
+        for start in range(0, len(texts), self.settings.batch_size):
+            part = list(texts[start : start + self.settings.batch_size])
+            encodings = inner.tokenize(part)
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            states = inner.model.run(inner.ONNX_OUTPUT_NAMES, {k: v for k, v in feed.items() if k in inputs_wanted})[0]
+            for row, encoding in enumerate(encodings):
+                vectors[start + row] = _pooled(states[row], mask[row].astype(np.float32))
+                starts = np.array([o[0] for o in encoding.offsets])
+                ends = np.array([o[1] for o in encoding.offsets])
+                real = (mask[row] > 0) & (ends > starts)  # not padding, not [CLS] or [SEP]
+                out: list[npt.NDArray[np.float32] | None] = []
+                for ranges in spans[start + row]:
+                    inside = np.zeros(len(starts), dtype=bool)
+                    for begin, end in ranges:
+                        inside |= (starts >= begin) & (ends <= end)
+                    weights = (inside & real).astype(np.float32)
+                    out.append(_pooled(states[row], weights) if weights.any() else None)
+                pooled.append(out)
+        self.calls += len(texts)
+        return vectors, pooled
+
     def chunks(self, text: str) -> list[str]:
         window = max(16, self.settings.max_tokens - 2)  # room for [CLS] and [SEP]
         encoding = self._token_tool().encode(text, add_special_tokens=False)
@@ -186,6 +231,15 @@ class FastEmbedder:
             end = offsets[start + window][0] if start + window < len(offsets) else len(text)
             pieces.append(text[begin:end])
         return pieces
+
+
+def _pooled(states: npt.NDArray[np.float32], weights: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """The normalised weighted mean of token states."""
+    import numpy as np
+
+    total = (states * weights[:, None]).sum(axis=0) / max(float(weights.sum()), 1e-9)
+    norm = float(np.linalg.norm(total))
+    return np.asarray(total / norm if norm else total, dtype=np.float32)
 
 
 _shared: dict[tuple[EmbeddingSettings, Path | None], FastEmbedder] = {}

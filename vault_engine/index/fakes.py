@@ -40,6 +40,16 @@ class HashEmbedder:
         self.calls += len(texts)
         return out
 
+    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Sequence[tuple[int, int]]]]
+                    ) -> tuple[npt.NDArray[np.float32], list[list[npt.NDArray[np.float32] | None]]]:
+        """Each text's vector, and each span's: the vector of the words in its ranges."""
+        pooled: list[list[npt.NDArray[np.float32] | None]] = []
+        for text, group in zip(texts, spans, strict=True):
+            parts = [" ".join(text[begin:end] for begin, end in ranges) for ranges in group]
+            pooled.append(list(self.embed(parts)) if parts else [])
+            self.calls -= len(parts)  # one pass per text, as the real model makes
+        return self.embed(texts), pooled
+
     def chunks(self, text: str) -> list[str]:
         words = text.split()
         if len(words) <= self.window:

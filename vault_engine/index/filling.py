@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .derived import COMPOSED_LANES, composed, embedded_parts
+from .derived import COMPOSED_LANES, composed, embedded_parts, parse_span
 from .embedder import Embedder
 from .embedding_cache import EmbeddingCache, model_text
 from .vectors import Pending, VectorRow, VectorStore
@@ -57,29 +57,63 @@ def embed_distinct(embedder: Embedder, cache: EmbeddingCache | None, texts: Sequ
     """The vector of each distinct text of ``texts`` (by the text as given), and what it cost.
 
     Each text is read as the model reads it (:func:`model_text`), looked up in ``cache``, and
-    the misses are embedded shortest first, ``EMBED_BATCH`` at a time; ``progress`` gets the
-    number of texts done after each batch (cache hits first)."""
+    the misses are embedded shortest first, ``EMBED_BATCH`` at a time.  A span lane's text (see
+    :data:`derived.SPAN_LANES`) is pooled from one pass over its host, which also gives the host's
+    own vector; a span the model cannot pool (past its window) is embedded alone.  ``progress``
+    gets the number of texts done after each batch (cache hits first)."""
     report = FillReport()
-    read = {text: model_text(text, max_tokens) for text in dict.fromkeys(texts)}
+    spans: dict[str, tuple[str, list[tuple[int, int]]]] = {}
+    read: dict[str, str] = {}
+    for text in dict.fromkeys(texts):
+        parsed = parse_span(text)
+        if parsed is not None and parsed[1]:
+            spans[text] = parsed
+            read[text] = text  # keyed as it is: its host is normalised already, and its ranges point into it
+        else:
+            read[text] = model_text(text, max_tokens)
     wanted = list(dict.fromkeys(read.values()))
     found = cache.get_many(embedder.name, embedder.dim, wanted) if cache is not None else {}
     report.cached = len(found)
     if progress is not None and found:
         progress(len(found))
-    missing = sorted((text for text in wanted if text not in found), key=len)
+    fresh: dict[str, Any] = {}
     started = time.perf_counter()
-    for start in range(0, len(missing), EMBED_BATCH):
-        part = missing[start : start + EMBED_BATCH]
-        vectors = embedder.embed(part)
-        fresh = list(zip(part, vectors, strict=True))
-        found.update(fresh)
-        if cache is not None:
-            cache.put_many(embedder.name, fresh)
+    # Spans first: one pass over each host gives its spans' vectors and its own.
+    hosts: dict[str, list[str]] = {}
+    for text, (host, _ranges) in spans.items():
+        if text not in found:
+            hosts.setdefault(host, []).append(text)
+    alone: dict[str, str] = {}  # span text -> the text embedded in its place
+    ordered = sorted(hosts, key=len)
+    for begin in range(0, len(ordered), EMBED_BATCH):
+        part = ordered[begin : begin + EMBED_BATCH]
+        vectors, pooled = embedder.embed_spans(part, [[spans[t][1] for t in hosts[host]] for host in part])
+        for host, vector, group in zip(part, vectors, pooled, strict=True):
+            fresh[model_text(host, max_tokens)] = vector
+            for text, span_vector in zip(hosts[host], group, strict=True):
+                if span_vector is not None:
+                    fresh[text] = span_vector
+                else:
+                    start, end = spans[text][1][0]
+                    alone[text] = model_text(host[start:end], max_tokens)
+        report.embedded += len(part)
+        if progress is not None:
+            progress(sum(len(hosts[host]) for host in part))
+    missing = sorted({*(t for t in wanted if t not in found and t not in fresh and t not in spans),
+                      *(t for t in alone.values() if t not in found and t not in fresh)}, key=len)
+    for begin in range(0, len(missing), EMBED_BATCH):
+        part = missing[begin : begin + EMBED_BATCH]
+        fresh.update(zip(part, embedder.embed(part), strict=True))
         if progress is not None:
             progress(len(part))
+    report.embedded += len(missing)
     report.seconds = time.perf_counter() - started
-    report.embedded = len(missing)
-    return {text: found[model] for text, model in read.items()}, report
+    for text, instead in alone.items():
+        fresh[text] = fresh[instead] if instead in fresh else found[instead]
+    if cache is not None and fresh:
+        cache.put_many(embedder.name, list(fresh.items()))
+    found.update(fresh)
+    return {text: found[key] for text, key in read.items()}, report
 
 
 def vector_rows(texts: Sequence[tuple[str, int, str]], by_text: dict[str, Any]) -> list[VectorRow]:
