@@ -86,14 +86,19 @@ def measure(sample: dict[str, Any], repeats: int, work: Path) -> dict[str, Any]:
 
         vault = _vault(work / "vault", work / f"cache-{attempt}")  # an empty cache every time
         vault._embedder = embedder
-        calls: list[str] = []
-        original = embedder.embed
+        calls: list[str] = []  # every text the model reads: embedded, or a host whose sentences are pooled
+        original, original_spans = embedder.embed, embedder.embed_spans
 
         def counting(texts: Any, original: Any = original, calls: list[str] = calls) -> Any:
             calls.extend(texts)
             return original(texts)
 
+        def counting_spans(texts: Any, spans: Any, original: Any = original_spans, calls: list[str] = calls) -> Any:
+            calls.extend(texts)
+            return original(texts, spans)
+
         embedder.embed = counting  # type: ignore[method-assign]
+        embedder.embed_spans = counting_spans  # type: ignore[method-assign]
         try:
             started = time.perf_counter()
             imported = vault.import_jsonl(lines, "locomo")
@@ -117,6 +122,7 @@ def measure(sample: dict[str, Any], repeats: int, work: Path) -> dict[str, Any]:
                 raise SystemExit(f"the rebuild embedded {again.embedded} texts; the cache should have had them")
         finally:
             embedder.embed = original  # type: ignore[method-assign]
+            embedder.embed_spans = original_spans  # type: ignore[method-assign]
     tokenizer = embedder._token_tool()
     model_tokens = _tokens(tokenizer, [model_text(t, window) for t in texts_read], window)
     turn_tokens = _tokens(tokenizer, turns, window)

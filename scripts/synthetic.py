@@ -650,11 +650,11 @@ def seed_vectors(root: Path, embedder: Embedder, seed: int = 7, batch: int = 100
 
 
 def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int = 512) -> tuple[int, int]:
-    """(texts, tokens) that embedding every memory takes: each distinct text once, as the model reads it
+    """(texts, tokens) that embedding every memory takes: each distinct text the model reads once, as it reads it
     (see :func:`vault_engine.index.embedding_cache.model_text`), cut at ``window`` tokens as the model does."""
     from vault_engine import store
     from vault_engine.errors import MemoryFileError
-    from vault_engine.index.derived import embedded_parts, embedding_texts
+    from vault_engine.index.derived import embedded_parts, embedding_texts, parse_span
     from vault_engine.index.embedding_cache import model_text
 
     tokenizer = embedder._token_tool()  # type: ignore[attr-defined]
@@ -674,7 +674,8 @@ def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int =
             continue
         for lane, _chunk, text in embedding_texts(memory, embedder):
             for part in embedded_parts(lane, text):
-                read = model_text(part, window)
+                span = parse_span(part)  # a sentence pooled from its host's pass: the model reads the host
+                read = model_text(span[0] if span else part, window)
                 if read not in seen:
                     seen.add(read)
                     pending.append(read)

@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private HOME, no MEMVAULT_* / ANTHROPIC_* variables and a working folder in no project for every test.
+    """A private HOME (and embedding cache), no MEMVAULT_* / ANTHROPIC_* variables and a working folder in no
+    project for every test.
 
     Search and remember default to the project of the working folder; the memvault checkout the tests
     start in is a project of its own. A test that needs a project makes a repository and works in it.
@@ -31,6 +32,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         if name.startswith(("MEMVAULT_", "ANTHROPIC_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # the embedding cache lives in the private HOME too
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
     # Subprocesses (python -m vault_engine) then no longer find this checkout through the working folder.
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
