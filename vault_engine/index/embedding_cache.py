@@ -82,6 +82,7 @@ class EmbeddingCache:
         self.max_bytes = max_bytes
         self.problem: str | None = None  # set once the cache failed; it is then not used again
         self._db: sqlite3.Connection | None = None
+        self._count: int | None = None  # vectors held, counted once then kept up to date (at most, on replaces)
 
     # ------------------------------------------------------------ connection
 
@@ -129,6 +130,7 @@ class EmbeddingCache:
                 Path(str(self.path) + suffix).unlink()
 
     def close(self) -> None:
+        self._count = None
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
@@ -189,20 +191,28 @@ class EmbeddingCache:
         try:
             with self._writing(db):
                 db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
-            self._evict(db, len(rows[0][2]))
+            self._evict(db, len(rows[0][2]), len(rows))
         except sqlite3.DatabaseError as exc:
             self._fail(exc)
 
-    def _evict(self, db: sqlite3.Connection, vector_bytes: int) -> None:
-        """Drop the least recently used vectors while the cache holds more than its bound."""
+    def _evict(self, db: sqlite3.Connection, vector_bytes: int, added: int) -> None:
+        """Drop the least recently used vectors while the cache holds more than its bound.  The count
+        is read once per connection (a scan of the table), then kept: ``added`` rows were written."""
         row_bytes = vector_bytes + ROW_OVERHEAD
-        count = int(db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
-        if count * row_bytes <= self.max_bytes:
+        if self._count is None:
+            self._count = int(db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+        else:
+            self._count += added
+        if self._count * row_bytes <= self.max_bytes:
             return
+        count = int(db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])  # exact, before evicting
         keep = int(self.max_bytes * KEEP_AFTER_EVICTION) // row_bytes
-        with self._writing(db):
-            db.execute("DELETE FROM vectors WHERE key IN (SELECT key FROM vectors ORDER BY used, key LIMIT ?)",
-                       (count - keep,))
+        if count > keep and count * row_bytes > self.max_bytes:
+            with self._writing(db):
+                db.execute("DELETE FROM vectors WHERE key IN (SELECT key FROM vectors ORDER BY used, key LIMIT ?)",
+                           (count - keep,))
+            count = keep
+        self._count = count
 
     # ------------------------------------------------------------ the command
 
