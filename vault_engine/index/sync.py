@@ -221,10 +221,30 @@ def freshness(root: Path) -> tuple[str, str]:
     building = ""
     if waiting and records:
         share = int(100 * max(0, len(records) - waiting) / len(records))
-        building = f"; vectors {share}% built, {waiting} memories wait for theirs"
+        building = f"; vectors {share}% built, {waiting} memories wait for theirs ({_filling(state)})"
     if plan.empty:
         return "current", f"current ({plan.unchanged} memories indexed{building})"
     return "stale", f"stale: {plan.summary()}{building} (run `memvault sync` or keep `memvault watch` running)"
+
+
+FILL_LOCK = "fill.lock"  # held by a vault's background filler while it runs
+FILL_LOG = "fill.log"  # what the last background filler that failed said
+
+
+def _filling(state_dir: Path) -> str:
+    """Who is computing the vectors that wait, for people."""
+    from ..fsio import WriterLock
+
+    if WriterLock(state_dir / FILL_LOCK, 0).held():
+        return "being computed in the background"
+    try:
+        lines = (state_dir / FILL_LOG).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    failed = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    if failed:
+        return f"the background fill failed: {failed[:200]}; run `memvault sync`"
+    return "run `memvault sync`, or keep `memvault watch` running"
 
 
 def vectors_waiting(state_dir: Path) -> int:

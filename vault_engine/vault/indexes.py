@@ -60,7 +60,6 @@ def open_indexes(vault: Vault, embedder: Embedder | None = None) -> Indexes:
 
 FILL_ROUND = 256  # memories embedded per hold of the index lock: other syncs get their turn between rounds
 INLINE_FILL = 64  # a write that leaves at most this many memories waiting embeds them before it returns
-FILL_LOCK = "fill.lock"  # held by the one background filler of a vault
 
 
 def sync(vault: Vault, *, full: bool = False, embedder: Embedder | None = None,
@@ -142,10 +141,18 @@ def run_filler(vault: Vault) -> None:
     (a write meanwhile queues more, which this filler takes too); exit at once when another
     filler runs."""
     from .. import fsio
+    from ..index.sync import FILL_LOCK, FILL_LOG, vectors_waiting
 
-    with fsio.WriterLock(vault.root / store.STATE_DIR / FILL_LOCK, 0).try_hold() as held:
-        if held:
+    state = vault.root / store.STATE_DIR
+    while True:
+        with fsio.WriterLock(state / FILL_LOCK, 0).try_hold() as held:
+            if not held:
+                return
             fill(vault)
+            (state / FILL_LOG).unlink(missing_ok=True)  # done: an earlier failure is no longer news
+        # A write that queued more just as this filler finished saw the lock held and started none.
+        if not vectors_waiting(state):
+            return
 
 
 def spawn_filler(vault: Vault) -> bool:
@@ -156,10 +163,11 @@ def spawn_filler(vault: Vault) -> bool:
     import sys
 
     from .. import fsio
+    from ..index.sync import FILL_LOCK, FILL_LOG
 
     if fsio.WriterLock(vault.root / store.STATE_DIR / FILL_LOCK, 0).held():
         return False
-    log = vault.root / store.STATE_DIR / "fill.log"
+    log = vault.root / store.STATE_DIR / FILL_LOG
     with open(log, "ab") as err:
         subprocess.Popen(
             [sys.executable, "-m", "vault_engine", "--vault", str(vault.root), "sync", "--background"],
