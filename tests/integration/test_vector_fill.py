@@ -148,3 +148,18 @@ def test_cache_status_and_clear(vault: Vault) -> None:
     assert json.loads(cleared.output) == {"cleared": state["vectors"]}
     empty = json.loads(runner.invoke(cli, ["--vault", str(vault.root), "cache", "status", "--json"]).output)
     assert empty["vectors"] == 0
+
+
+def test_a_rebuilt_vocabulary_takes_its_words_from_the_cache(make_vault: Callable[..., Vault],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMVAULT_RETRIEVAL_WEIGHT_EXPANSION", "0.3")  # query expansion on: sync keeps a vocabulary
+    model = HashEmbedder()
+    vault = Vault(make_vault().root, embedder=model)
+    assert not vault.import_jsonl(_records(12)).errors
+    vault.sync()
+    assert (vault.root / STATE_DIR / "vocabulary.sqlite").is_file()
+    shutil.rmtree(vault.root / STATE_DIR)
+    calls = model.calls
+    report = Vault(vault.root, embedder=model).sync()
+    assert model.calls == calls and report.embedded == 0  # vectors and words alike from the cache
+    assert (vault.root / STATE_DIR / "vocabulary.sqlite").is_file()

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .. import store
 from ..errors import IndexStale, MemoryFileError, VaultError
 from ..format.memory import content_digest
@@ -29,7 +31,7 @@ from .derived import embedding_texts, fulltext_document, gist, text_fingerprint
 from .disk import STAT_CACHE, DiskState, load_stat_cache, read_disk, read_paths
 from .embedder import Embedder
 from .embedding_cache import EmbeddingCache
-from .filling import FillReport, fill
+from .filling import FillReport, embed_distinct, fill
 from .fulltext import FullTextIndex
 from .pages import listed, write_pages
 from .plan import ChangeSet, Located, plan_changes
@@ -191,7 +193,9 @@ def update_vocabulary(indexes: Indexes, rows: Sequence[CatalogRow]) -> int:
         missing = vocabulary.missing(words)
         for start in range(0, len(missing), EMBED_BATCH):
             part = missing[start : start + EMBED_BATCH]
-            vocabulary.add(part, indexes.embedder.embed(part))
+            # Through the embedding cache too: a rebuilt vocabulary embeds no word twice.
+            by_word, _cost = embed_distinct(indexes.embedder, indexes.cache, part, indexes.max_tokens)
+            vocabulary.add(part, np.asarray([by_word[word] for word in part], dtype=np.float32))
         return len(missing)
     finally:
         vocabulary.close()
