@@ -623,6 +623,21 @@ def test_a_settled_vault_is_not_planned_again_until_a_file_changes(make_vault: C
     assert third.actions[0].related == ("m-copy",)
 
 
+def test_a_settled_vault_never_chooses_a_language_model(make_vault: Callable[..., Vault],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: every `maintain` chose its model first (with an API key, importing its SDK), even
+    on a vault it then found settled and left alone."""
+    files, _ = SCENARIOS["merge"]
+    vault = fake_vault(make_vault, files)
+    chosen: list[int] = []
+    real = vault.llm
+    monkeypatch.setattr(vault, "llm", lambda: chosen.append(1) or real())
+    vault.maintain(now=NOW)
+    assert chosen == [1]  # work to plan: the model is chosen once
+    assert vault.maintain(now=NOW).settled
+    assert chosen == [1]  # settled: never chosen
+
+
 def test_a_settled_vault_is_planned_again_when_the_clock_makes_a_step_due(
         make_vault: Callable[..., Vault]) -> None:
     vault = fake_vault(make_vault, {

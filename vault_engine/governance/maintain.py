@@ -253,11 +253,13 @@ class Executor:
 
 def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = None,
              steps: Iterable[str] | None = None, similarity: Similarity | None = None,
-             embedder: Embedder | None = None, replan: bool = False, llm: Llm | None = None) -> MaintainReport:
+             embedder: Embedder | None = None, replan: bool = False, llm: Llm | None = None,
+             choose_llm: Callable[[], Llm] | None = None) -> MaintainReport:
     """Plan the whole pipeline; unless ``dry_run``, apply it (see the module docstring).
 
     ``llm`` answers the steps that need a model's judgement (see :mod:`.advice`); without one they
-    do only what needs none.
+    do only what needs none.  ``choose_llm`` gives one when there is work to plan (a settled vault
+    never loads a model's client).
 
     A vault left settled by an earlier run (see :mod:`.settled`) is not planned
     again unless ``replan``; partial runs (``steps``) and injected
@@ -280,6 +282,8 @@ def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = N
             vault.sync(embedder=embedder)
         except VaultError as exc:  # the plan still runs on what is indexed
             notice = f"notice: indexes not updated before planning ({exc}); near-duplicates may be missed"
+    if llm is None and choose_llm is not None:
+        llm = choose_llm()
     with vault.transaction(sync=False):
         if not dry_run and not swept:
             remove_temps(vault.root)

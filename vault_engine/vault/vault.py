@@ -268,7 +268,7 @@ class Vault:
         from ..governance.maintain import maintain
 
         with self.batch():
-            return maintain(self, dry_run=dry_run, now=now, embedder=embedder, replan=replan, llm=self.llm())
+            return maintain(self, dry_run=dry_run, now=now, embedder=embedder, replan=replan, choose_llm=self.llm)
 
     def repair(self, *, dry_run: bool = False) -> builtins.list[repair.Reid]:
         """Give each file holding an id another file keeps an id of its own (see :mod:`.repair`)."""
