@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from vault_engine.cli import cli
+from vault_engine.fsio import WriterLock
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.sync import FILL_LOCK, vectors_waiting
 from vault_engine.index.watch import WatcherThread, WatchUpdate
@@ -102,9 +103,7 @@ def test_the_command_line_import_leaves_the_vectors_to_a_background_filler(vault
     assert vectors_waiting(state) == 0, log.read_text() if log.exists() else "no fill.log"
     assert not log.exists()  # a filler that finished leaves no failure behind
     deadline = time.monotonic() + 30
-    lock = Path(state / FILL_LOCK)
-    from vault_engine.fsio import WriterLock
-
+    lock = state / FILL_LOCK
     while WriterLock(lock, 0).held() and time.monotonic() < deadline:  # the filler exits once done
         time.sleep(0.2)
     assert not WriterLock(lock, 0).held()

@@ -87,7 +87,7 @@ class EmbeddingCache:
     # ------------------------------------------------------------ connection
 
     def _connect(self) -> sqlite3.Connection | None:
-        if self._db is not None or self.problem is not None or self.max_bytes <= 0:
+        if self._db is not None or self.problem is not None:
             return self._db
         for attempt in (1, 2):
             try:
@@ -152,7 +152,7 @@ class EmbeddingCache:
     def get_many(self, model: str, dim: int, texts: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """The cached vectors of ``texts`` (model texts, see :func:`model_text`); misses are absent.
         Their use time is renewed, so what a vault keeps reading is what the cache keeps."""
-        db = self._connect()
+        db = self._connect() if self.max_bytes > 0 else None  # a cache turned off is only read by status
         if db is None or not texts:
             return {}
         keys = {key_of(model, text): text for text in dict.fromkeys(texts)}
@@ -182,7 +182,7 @@ class EmbeddingCache:
 
     def put_many(self, model: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]) -> None:
         """Keep the vectors of ``items`` (model text, vector), then evict down to the bound."""
-        db = self._connect()
+        db = self._connect() if self.max_bytes > 0 else None
         if db is None or not items:
             return
         now = int(time.time())

@@ -52,6 +52,11 @@ class FillReport:
         self.remaining = other.remaining
 
 
+def built_share(indexed: int, waiting: int) -> int:
+    """The percentage of ``indexed`` memories that have their vectors while ``waiting`` wait."""
+    return int(100 * max(0, indexed - waiting) / indexed) if indexed else 100
+
+
 def embed_distinct(embedder: Embedder, cache: EmbeddingCache | None, texts: Sequence[str], max_tokens: int,
                    progress: Callable[[int], None] | None = None) -> tuple[dict[str, Any], FillReport]:
     """The vector of each distinct text of ``texts`` (by the text as given), and what it cost.

@@ -31,7 +31,7 @@ from .derived import embedding_texts, fulltext_document, gist, text_fingerprint
 from .disk import STAT_CACHE, DiskState, load_stat_cache, read_disk, read_paths
 from .embedder import Embedder
 from .embedding_cache import EmbeddingCache
-from .filling import FillReport, embed_distinct, fill
+from .filling import FillReport, built_share, embed_distinct, fill
 from .fulltext import FullTextIndex
 from .pages import listed, write_pages
 from .plan import ChangeSet, Located, plan_changes
@@ -224,7 +224,7 @@ def freshness(root: Path) -> tuple[str, str]:
     waiting = vectors_waiting(state)
     building = ""
     if waiting and records:
-        share = int(100 * max(0, len(records) - waiting) / len(records))
+        share = built_share(len(records), waiting)
         building = f"; vectors {share}% built, {waiting} memories wait for theirs ({_filling(state)})"
     if plan.empty:
         return "current", f"current ({plan.unchanged} memories indexed{building})"

@@ -33,6 +33,7 @@ from ..errors import IndexStale, InvalidInput
 from ..format.memory import TYPES
 from ..index.catalog import Catalog, CatalogRow
 from ..index.embedder import Embedder
+from ..index.filling import built_share
 from ..index.fulltext import FullTextIndex, query_terms
 from ..index.vectors import VectorStore
 from ..index.vocabulary import Vocabulary
@@ -53,7 +54,7 @@ Positions = dict[str, dict[str, int]]  # lane -> memory id -> 1-based rank
 
 def vectors_building(pending: int, indexed: int) -> str:
     """The notice of a search while vectors are being built."""
-    share = int(100 * max(0, indexed - pending) / indexed) if indexed else 100
+    share = built_share(indexed, pending)
     plural = "memory waits" if pending == 1 else "memories wait"
     return (f"vectors {share}% built ({pending} {plural} for theirs: found by their words only, "
             "until `memvault sync`, `watch`, `serve` or `mcp` has embedded them)")

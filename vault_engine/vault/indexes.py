@@ -17,23 +17,23 @@ if TYPE_CHECKING:
     from ..retrieval.searcher import Searcher, SearchRequest, SearchResult
 
 
-def embedding_cache(vault: Vault) -> EmbeddingCache | None:
-    """The embedding cache of this user (``[cache]``), or None when it is turned off."""
+def _cache(vault: Vault) -> EmbeddingCache:
+    """The embedding cache of this user (``[cache]``); bound 0 when it is turned off."""
     from ..config import cache_folder
     from ..index.embedding_cache import EmbeddingCache
 
     settings = vault.config.cache
-    if settings.embeddings_mb <= 0:
-        return None
-    return EmbeddingCache(cache_folder(settings), settings.embeddings_mb * 1_000_000)
+    return EmbeddingCache(cache_folder(settings), max(0, settings.embeddings_mb) * 1_000_000)
+
+
+def embedding_cache(vault: Vault) -> EmbeddingCache | None:
+    """The embedding cache a sync reads and fills, or None when it is turned off."""
+    return _cache(vault) if vault.config.cache.embeddings_mb > 0 else None
 
 
 def embedding_cache_status(vault: Vault) -> CacheStatus:
-    """What the embedding cache holds (a cache turned off reports its folder, empty)."""
-    from ..config import cache_folder
-    from ..index.embedding_cache import EmbeddingCache
-
-    cache = embedding_cache(vault) or EmbeddingCache(cache_folder(vault.config.cache), 0)
+    """What the embedding cache holds (a cache turned off reports its folder and what it still holds)."""
+    cache = _cache(vault)
     try:
         return cache.status()
     finally:
@@ -41,12 +41,8 @@ def embedding_cache_status(vault: Vault) -> CacheStatus:
 
 
 def clear_embedding_cache(vault: Vault) -> int:
-    """Empty the embedding cache; how many vectors it held."""
-    from ..config import cache_folder
-    from ..index.embedding_cache import EmbeddingCache
-
-    cache = EmbeddingCache(cache_folder(vault.config.cache), max(1, vault.config.cache.embeddings_mb) * 1_000_000)
-    return cache.clear()
+    """Empty the embedding cache (turned off or not); how many vectors it held."""
+    return _cache(vault).clear()
 
 
 def open_indexes(vault: Vault, embedder: Embedder | None = None) -> Indexes:
