@@ -33,6 +33,11 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # the embedding cache lives in the private HOME too
+    # The embedding model's int8 graph is derived once per run, not once per private HOME.
+    graphs = tmp_path_factory.getbasetemp() / "model-graphs"
+    graphs.mkdir(exist_ok=True)
+    (home / ".cache" / "memvault").mkdir(parents=True)
+    (home / ".cache" / "memvault" / "models").symlink_to(graphs, target_is_directory=True)
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
     # Subprocesses (python -m vault_engine) then no longer find this checkout through the working folder.
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))

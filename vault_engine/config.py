@@ -156,6 +156,7 @@ class EmbeddingSettings:
     batch_size: int = 16
     threads: int = 2
     max_tokens: int = 256
+    int8: bool = True  # the default model's matrix products in int8 (index/model_graph.py)
 
 
 @dataclass(frozen=True, slots=True)

