@@ -1173,7 +1173,7 @@ import sys
 from vault_engine.index import embedder
 from vault_engine.index.fakes import HashEmbedder
 _fake = HashEmbedder()
-embedder.shared_embedder = lambda settings, cache_dir: _fake
+embedder.shared_embedder = lambda settings, cache_dir, graph_dir=None: _fake
 from vault_engine.cli import main
 main()
 """

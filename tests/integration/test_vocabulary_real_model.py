@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from vault_engine.config import EmbeddingSettings
@@ -144,7 +143,11 @@ def test_a_lower_threshold_reaches_weaker_members(vocabulary: Vocabulary, embedd
 def test_per_word_keeps_the_best_members(vocabulary: Vocabulary, embedder: FastEmbedder) -> None:
     words = ["instruments", "pets"]
     found = vocabulary.expand(words, embedder.embed(words), per_word=1)
-    assert {(e.source, e.term) for e in found} == {("instruments", "orchestra"), ("pets", "dog")}
+    every = vocabulary.expand(words, embedder.embed(words), per_word=10)
+    assert sorted(e.source for e in found) == words  # one member each ...
+    for kept in found:  # ... of its family, and the closest one the vault holds
+        assert kept.term in FAMILIES[kept.source]
+        assert kept.similarity == max(e.similarity for e in every if e.source == kept.source)
 
 
 def test_a_phrase_is_one_query_item_and_never_expands_to_its_own_words(
@@ -163,5 +166,5 @@ def test_vectors_survive_reopening(vocabulary: Vocabulary, embedder: FastEmbedde
     words = ["instruments"]
     assert reopened.expand(words, embedder.embed(words)) == vocabulary.expand(words, embedder.embed(words))
     best = reopened.expand(words, embedder.embed(words))[0]
-    assert best.term == "orchestra"
-    assert np.isclose(best.similarity, 0.65, atol=0.02)
+    assert best.term in FAMILIES["instruments"]
+    assert 0.6 <= best.similarity <= 0.8  # a category word and its members: 0.59-0.77 (above)
