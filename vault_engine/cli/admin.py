@@ -177,13 +177,15 @@ def cache_status(settings: Settings) -> None:
 
     state = embedding_cache_status(settings.open_vault())
     data = {"path": str(state.path), "vectors": state.vectors, "bytes": state.bytes, "max_bytes": state.max_bytes,
-            "models": dict(state.per_model), "problem": state.problem}
+            "models": dict(state.per_model), "problem": state.problem, "graphs": dict(state.graphs)}
 
     def human() -> None:
         echo(f"cache:   {state.path}")
         echo(f"vectors: {state.vectors}" + "".join(f"\n  {model}: {n}" for model, n in state.per_model.items()))
         bound = f"{state.max_bytes / 1e6:.0f} MB" if state.max_bytes else "off ([cache] embeddings_mb = 0)"
         echo(f"size:    {state.bytes / 1e6:.1f} MB of {bound}")
+        for name, size in state.graphs.items():
+            echo(f"graph:   {name} ({size / 1e6:.0f} MB; the model's int8 graph, derived again when deleted)")
         if state.problem:
             echo(f"warning: {state.problem}", err=True)
 

@@ -23,6 +23,7 @@ it were empty.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import sqlite3
 import time
@@ -71,6 +72,7 @@ class CacheStatus:
     max_bytes: int
     per_model: Mapping[str, int]
     problem: str | None = None  # why the cache is not in use, when it is not
+    graphs: Mapping[str, int] = dataclasses.field(default_factory=dict)  # the model's int8 graphs: name -> bytes
 
 
 class EmbeddingCache:

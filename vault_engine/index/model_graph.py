@@ -53,6 +53,14 @@ def graph_name(source: Path) -> str:
     return f"all-MiniLM-L6-v2-{RECIPE}-{digest.hexdigest()[:12]}.onnx"
 
 
+def graphs_in(folder: Path) -> dict[str, int]:
+    """The int8 graphs a folder holds: file name -> size in bytes."""
+    try:
+        return {p.name: p.stat().st_size for p in sorted(folder.glob("all-MiniLM-L6-v2-*.onnx")) if p.is_file()}
+    except OSError:
+        return {}
+
+
 def fast_graph(source: Path, folders: Sequence[Path]) -> Path:
     """The fast graph of the packaged model at ``source``: found in the first of ``folders`` that
     holds it, else derived into the first one that can be written."""

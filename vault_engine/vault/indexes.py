@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -33,11 +34,15 @@ def embedding_cache(vault: Vault) -> EmbeddingCache | None:
 
 def embedding_cache_status(vault: Vault) -> CacheStatus:
     """What the embedding cache holds (a cache turned off reports its folder and what it still holds)."""
+    from ..config import cache_folder
+    from ..index.model_graph import graphs_in
+
     cache = _cache(vault)
     try:
-        return cache.status()
+        state = cache.status()
     finally:
         cache.close()
+    return dataclasses.replace(state, graphs=graphs_in(cache_folder(vault.config.cache) / "models"))
 
 
 def clear_embedding_cache(vault: Vault) -> int:
