@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from vault_engine.agents.hooks import MAX_INPUT
 from vault_engine.agents.session import AgentSession
 from vault_engine.vault import NewMemory, Vault
 
@@ -204,6 +205,11 @@ def test_a_hook_never_fails_the_agent(setup: Setup) -> None:
         assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     lines = log.read_text().splitlines()
     assert len(lines) == 4 and "SessionEnd" in lines[-1] and "missing.jsonl" in lines[-1]
+    # A prompt past the bound (the installed command, the real stdin): one line, no answer, no part read.
+    huge = json.dumps(setup.hook_input("UserPromptSubmit", prompt="deploy " * (MAX_INPUT // 7 + 1)))
+    done = setup.run("UserPromptSubmit", huge)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert log.read_text().splitlines()[-1].endswith(f"larger than {MAX_INPUT:,} bytes; nothing was read from it")
 
 
 def test_uninstall_takes_everything_back(setup: Setup) -> None:

@@ -74,7 +74,7 @@ def test_session_start_gives_the_manifest_and_its_ids_or_nothing() -> None:
 def test_the_fast_path_takes_the_forms_install_writes(monkeypatch: pytest.MonkeyPatch, argv: list[str],
                                                       vault: str | None) -> None:
     seen: list[tuple[str, str, str, str | None]] = []
-    monkeypatch.setattr(hooks, "run", lambda a, e, s, v: seen.append((a, e, s, v)) or "answer\n")
+    monkeypatch.setattr(hooks, "run", lambda a, e, s, v, oversized: seen.append((a, e, s, v)) or "answer\n")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"session_id": "s"}')))
     out = io.StringIO()
     monkeypatch.setattr(sys, "stdout", out)
@@ -138,3 +138,25 @@ def test_the_way_to_a_server_loads_no_model_index_or_command_line() -> None:
             "'vault_engine.vault', 'vault_engine.index.catalog') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_hooks_input_is_read_up_to_its_bound_and_never_in_part() -> None:
+    small = io.BytesIO('{"prompt": "déjà vu"}'.encode())
+    assert hooks.read_input(small) == ('{"prompt": "déjà vu"}', False)
+    big = io.BytesIO(b"x" * (hooks.MAX_INPUT + 10))
+    assert hooks.read_input(big) == ("", True)
+    assert big.tell() == hooks.MAX_INPUT + 1  # the rest is never read
+    exact = io.BytesIO(b"y" * hooks.MAX_INPUT)
+    assert hooks.read_input(exact) == ("y" * hooks.MAX_INPUT, False)
+
+
+def test_an_oversized_input_is_one_logged_line_and_no_answer(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "memvault.toml").write_text("")
+    assert hooks.run("claude-code", "UserPromptSubmit", "", str(vault), environ={"HOME": str(tmp_path)},
+                     oversized=True) == ""
+    lines = (vault / ".memvault" / "hooks.log").read_text().splitlines()
+    assert len(lines) == 1
+    assert lines[0].endswith(f"claude-code UserPromptSubmit: ValueError: the hook's input is larger than "
+                             f"{hooks.MAX_INPUT:,} bytes; nothing was read from it")

@@ -31,10 +31,11 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..config import CONFIG_FILE, Environment, environment
 from ..format.text import printable
+from ..limits import MAX_DOCUMENT
 from . import claude_code
 from .backend import Answers, LocalVault, ServedVault, Unavailable
 from .session import AgentSession, session_name
@@ -44,6 +45,7 @@ PROMPT_BUDGET = 1500  # characters a prompt's memories may take
 PROMPT_LIMIT = 5  # hits a prompt's search asks for
 SUMMARY_CHARS = 240  # of each memory shown for a prompt
 SESSION_TASK = "Work on this project"  # the task the session-start manifest is built for
+MAX_INPUT = 4 * MAX_DOCUMENT  # bytes of a hook's stdin: a prompt as long as a document, in UTF-8
 LOG_FILE = ".memvault/hooks.log"
 LOG_MAX_BYTES = 1 << 20  # past this the log is rotated to hooks.log.1
 
@@ -60,23 +62,35 @@ def fast_path(argv: list[str]) -> bool:
     if len(args) != 3 or args[0] != "hook" or args[2] not in AGENTS.get(args[1], ()):
         return False
     try:
-        stdin = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        stdin, oversized = read_input(sys.stdin.buffer)
     except (OSError, ValueError):
-        stdin = ""
-    sys.stdout.write(run(args[1], args[2], stdin, vault))
+        stdin, oversized = "", False
+    sys.stdout.write(run(args[1], args[2], stdin, vault, oversized=oversized))
     sys.stdout.flush()
     return True
 
 
+def read_input(stream: BinaryIO) -> tuple[str, bool]:
+    """A hook's stdin as text, read up to :data:`MAX_INPUT` bytes; and whether there was more (then
+    the text is empty: the hook answers nothing rather than a part of what the agent sent)."""
+    data = stream.read(MAX_INPUT + 1)
+    if len(data) > MAX_INPUT:
+        return "", True
+    return data.decode("utf-8", errors="replace"), False
+
+
 def run(agent: str, event: str, stdin: str, vault: str | None = None,
-        environ: Mapping[str, str] | None = None) -> str:
-    """What the hook prints for ``event``; never raises (a failure is logged and answered with nothing)."""
+        environ: Mapping[str, str] | None = None, *, oversized: bool = False) -> str:
+    """What the hook prints for ``event``; never raises (a failure is logged and answered with nothing).
+    ``oversized``: the agent sent more than :data:`MAX_INPUT` bytes (see :func:`read_input`)."""
     env = environment(environ)
     root: Path | None = None
     try:
         root = find_vault(vault, env, Path.cwd())  # first, so that bad input is logged in the vault
         if agent not in AGENTS or event not in AGENTS[agent]:
             raise ValueError(f"unknown hook {agent} {event}")
+        if oversized:
+            raise ValueError(f"the hook's input is larger than {MAX_INPUT:,} bytes; nothing was read from it")
         hook = claude_code.HookInput.parse(stdin, event)
         cwd = Path(hook.cwd) if hook.cwd else Path.cwd()
         root = find_vault(vault, env, cwd) or root

@@ -34,10 +34,10 @@ def hook(settings: Settings, agent: str, event: str) -> None:
         echo '{"session_id": "s1", "cwd": "'$PWD'", "hook_event_name": "UserPromptSubmit",
                "prompt": "how do we deploy?"}' | memvault hook claude-code UserPromptSubmit
     """
-    from ..agents.hooks import run
+    from ..agents.hooks import read_input, run
 
-    stdin = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    echo_json(run(agent, event, stdin, settings.vault_path), nl=False)  # the agent's JSON answer
+    stdin, oversized = read_input(sys.stdin.buffer)
+    echo_json(run(agent, event, stdin, settings.vault_path, oversized=oversized), nl=False)  # the agent's answer
 
 
 @cli.command("install")
