@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import cast
 
@@ -41,6 +40,7 @@ from ..retrieval.statements import NUMBER as _NUMBER
 from ..retrieval.threads import thread_of
 from .actions import Action, Change, View, merge_changes
 from .classify import moment_key
+from .links import link_targets, resolve_link
 from .similarity import Similarity, group_of, text_similarity, words
 
 TRUST_RANK = {t: len(TRUSTS) - n for n, t in enumerate(TRUSTS)}  # system 3 > learned 2 > external 1
@@ -182,27 +182,6 @@ def _has_link(memory: Memory, target: Memory, stems: dict[str, str]) -> bool:
     return False
 
 
-def _stems(view: View) -> dict[str, str]:
-    """Link targets (file stems and titles, lowercased) to ids, as wikilinks resolve them."""
-    out: dict[str, str] = {}
-    for memory_id, memory in view.active.items():
-        path = view.paths.get(memory_id, "")
-        stem = path.rsplit("/", 1)[-1][:-3] if path.endswith(".md") else ""
-        if stem:
-            out.setdefault(stem.lower(), memory_id)
-        out.setdefault(memory.title.lower(), memory_id)
-    return out
-
-
-def _resolve(link: str, stems: dict[str, str], ids: Iterable[str]) -> str | None:
-    text = link.strip()
-    if text.startswith("[[") and text.endswith("]]"):
-        text = text[2:-2].split("|", 1)[0].split("#", 1)[0]
-    if text in ids:
-        return text
-    return stems.get(text.lower())
-
-
 # ---------------------------------------------------------------- contradictions
 
 
@@ -220,7 +199,7 @@ def plan_supersede(view: View, similarity: Similarity) -> list[Action]:
     trust, inferred over explicit) links the two both ways as a conflict.
     """
     settings = view.config.consolidation
-    stems = _stems(view)
+    stems = link_targets(view)
     out = []
     superseded: set[str] = set()
     state: dict[str, Memory] = {}  # memories as earlier actions of this plan left them
@@ -347,11 +326,11 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
     clusters: dict[str, list[Memory]] = {}
     for memory_id in sorted(parent):
         clusters.setdefault(find(memory_id), []).append(view.active[memory_id])
-    stems = _stems(view)
+    stems = link_targets(view)
     incoming: dict[str, list[str]] = {}  # target id -> ids of memories linking to it
     for memory in view.governed():
         for link in memory.links:
-            target = _resolve(link, stems, view.active)
+            target = resolve_link(link, stems, view.active)
             if target is not None and target != memory.id:
                 incoming.setdefault(target, []).append(memory.id)
     state: dict[str, Memory] = {}  # memories as earlier actions of this plan left them
@@ -366,7 +345,7 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
             folded = fold(current, absorbed)
             if folded:  # no link of the survivor to itself or to the trashed copy, wikilinks included
                 folded["links"] = tuple(link for link in cast(tuple[str, ...], folded["links"])
-                                        if _resolve(link, stems, view.active) not in (survivor.id, absorbed.id))
+                                        if resolve_link(link, stems, view.active) not in (survivor.id, absorbed.id))
             changes: list[Change | None] = [Change.of(current, **folded)]
             state[survivor.id] = current.replace(**folded)
             changes.append(Change.of(absorbed, merged_into=survivor.id))
@@ -375,7 +354,7 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
                     continue
                 other = state.get(other_id, view.active[other_id])
                 relinked = tuple(dict.fromkeys(
-                    survivor.id if _resolve(link, stems, view.active) == absorbed.id else link
+                    survivor.id if resolve_link(link, stems, view.active) == absorbed.id else link
                     for link in other.links
                 ))
                 changes.append(Change.of(other, links=relinked))
@@ -411,7 +390,7 @@ def plan_links(view: View, similarity: Similarity) -> list[Action]:
     # restates its members, and taking their places would change which memories link.
     syntheses = {i for i, m in view.active.items() if m.source == SYNTHESIS_SOURCE}
     governed = {m.id: m for m in view.governed() if not m.extra.get("digest") and m.id not in syntheses}
-    stems = _stems(view)
+    stems = link_targets(view)
     top: dict[str, dict[str, float]] = {}
     for memory_id in sorted(governed):
         memory = governed[memory_id]

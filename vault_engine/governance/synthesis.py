@@ -39,6 +39,7 @@ from ..format.value import SYNTHESIS_OF, SYNTHESIS_SOURCE
 from ..index.fulltext import STOPWORDS
 from ..store import folder_for
 from .actions import Action, Change, View
+from .links import link_targets, resolve_link
 from .similarity import Similarity, group_of
 
 RAW = frozenset({"episode", "document", "core-profile"})
@@ -80,10 +81,8 @@ def clusters(view: View, similarity: Similarity, limit: int) -> list[list[str]]:
     An existing synthesis's current members start as one group; two groups that each hold a synthesis
     never join.  Groups of one are left out.
     """
-    from .consolidate import _resolve, _stems
-
     members = {m.id: m for m in view.governed() if eligible(m)}
-    stems = _stems(view)
+    stems = link_targets(view)
     cosine: dict[frozenset[str], float] = {}
     for memory_id in sorted(members):
         for other_id, value in similarity.neighbours(memory_id):
@@ -93,7 +92,7 @@ def clusters(view: View, similarity: Similarity, limit: int) -> list[list[str]]:
     edges: set[frozenset[str]] = set()
     for memory_id in sorted(members):
         for link in members[memory_id].links:
-            other = _resolve(link, stems, view.active)
+            other = resolve_link(link, stems, view.active)
             if other is not None and other != memory_id and other in members and (
                     group_of(members[other]) == group_of(members[memory_id])):
                 edges.add(frozenset((memory_id, other)))
