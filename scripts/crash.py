@@ -774,12 +774,13 @@ def build_base(folder: Path, seed: int, size: int) -> tuple[Path, Embedder]:
     """A vault of ``size`` planted records (near-duplicates and contradictions), indexed; and the model,
     laid out in the vault as a command would (so the copies need not do it again)."""
     from vault_engine.config import cache_folder, load
+    from vault_engine.index.model_graph import graph_folder
 
     root = folder / "base"
     store.create_vault(root, git=False)
     config = load(root)
     embedder = shared_embedder(config.embedding, root / store.STATE_DIR / "models",
-                               cache_folder(config.cache) / "models")
+                               graph_folder(cache_folder(config.cache)))
     planted = plant(Generator(seed=seed), size, duplicate_share=0.15, contradictions=max(2, size // 25))
     vault = Vault(root, embedder=embedder)
     result = vault.import_jsonl([json.dumps(r) for r in planted.records], "planted")

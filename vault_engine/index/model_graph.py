@@ -53,6 +53,11 @@ def graph_name(source: Path) -> str:
     return f"all-MiniLM-L6-v2-{RECIPE}-{digest.hexdigest()[:12]}.onnx"
 
 
+def graph_folder(cache_folder: Path) -> Path:
+    """Where memvault's cache folder keeps the graphs."""
+    return cache_folder / "models"
+
+
 def graphs_in(folder: Path) -> dict[str, int]:
     """The int8 graphs a folder holds: file name -> size in bytes."""
     try:

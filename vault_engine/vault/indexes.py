@@ -34,15 +34,14 @@ def embedding_cache(vault: Vault) -> EmbeddingCache | None:
 
 def embedding_cache_status(vault: Vault) -> CacheStatus:
     """What the embedding cache holds (a cache turned off reports its folder and what it still holds)."""
-    from ..config import cache_folder
-    from ..index.model_graph import graphs_in
+    from ..index.model_graph import graph_folder, graphs_in
 
     cache = _cache(vault)
     try:
         state = cache.status()
     finally:
         cache.close()
-    return dataclasses.replace(state, graphs=graphs_in(cache_folder(vault.config.cache) / "models"))
+    return dataclasses.replace(state, graphs=graphs_in(graph_folder(cache.folder)))
 
 
 def clear_embedding_cache(vault: Vault) -> int:

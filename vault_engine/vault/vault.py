@@ -89,9 +89,10 @@ class Vault:
         """The embedding model (loaded once per process, on first use)."""
         if self._embedder is None:
             from ..index.embedder import shared_embedder
+            from ..index.model_graph import graph_folder
 
             self._embedder = shared_embedder(self.config.embedding, self.root / store.STATE_DIR / "models",
-                                             config_mod.cache_folder(self.config.cache) / "models")
+                                             graph_folder(config_mod.cache_folder(self.config.cache)))
         return self._embedder
 
     def llm(self) -> Llm:
