@@ -91,8 +91,8 @@ class RetrievalSettings:
     min_score: float = 0.05
     relevance_floor: float = 0.6
     meaning_floor: float = 0.5
-    vector_fusion: str = "body-apart"
-    candidates: int = 50
+    vector_fusion: str = "max"
+    candidates: int = 100
     duplicate_similarity: float = 0.95
     revive_score: float = 0.5
     neighbour_factor: float = 0.0  # linked memories join at this share of a hit's score (0: they do not)
@@ -110,7 +110,7 @@ class RetrievalSettings:
     expansion_similarity: float = 0.6
     expansion_per_word: int = 3
     weight_feedback: float = 1.0
-    feedback_docs: int = 3
+    feedback_docs: int = 2
     vector_drop_tags: bool = True
     drop_tag_share: float = 0.05
 

@@ -39,7 +39,7 @@ def test_defaults_without_a_vault() -> None:
     assert loaded.context.abstract_steps == (320, 160, 80, 32, 0)
     # Tuned on the LoCoMo development half (the spec starts from k=60, 1.0/1.5).
     assert loaded.retrieval.rrf_k == 10 and loaded.retrieval.weight_fts == 1.0 and loaded.retrieval.weight_vector == 1.0
-    assert loaded.retrieval.vector_fusion == "body-apart"
+    assert loaded.retrieval.vector_fusion == "max"
     assert loaded.vault.trash_days == 30
     assert loaded.compaction.max_cold == 1000 and loaded.compaction.target_cold == 500
     assert loaded.ingest.chunk_size == 2000 and loaded.ingest.overlap == 200
