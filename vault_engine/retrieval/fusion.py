@@ -174,16 +174,16 @@ def boost_bounds(settings: RetrievalSettings) -> tuple[float, float]:
 
 
 def prune(fused: list[Fused], size: int, settings: RetrievalSettings) -> list[Fused]:
-    """``fused`` without the candidates that can never be shown when ``size`` are shortlisted.
+    """``fused`` (best first) without the candidates that cannot be among the ``size`` best
+    once boosted.
 
     A candidate whose best possible boost cannot reach the worst possible boost of the
-    shortlist's last member can never be shown: skip it.
+    ``size``-th candidate has ``size`` candidates above it whatever the signals say.  Only the
+    best boosted candidates are re-ranked, and re-ranking only lifts them, so what is cut here
+    can never be shown (the re-ranker reads the scores of the rest through its own lookup).
     """
     if len(fused) <= size:
         return fused
     low, high = boost_bounds(settings)
-    if settings.rerank:
-        for weight in (settings.rerank_terms, settings.rerank_tags, settings.rerank_time, settings.rerank_thread):
-            high *= 1 + max(0.0, weight)
     floor = fused[size - 1].score * low / high
     return [f for f in fused if f.score >= floor]

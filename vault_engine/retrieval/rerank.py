@@ -163,7 +163,9 @@ Scored = list[tuple[float, Fused]]  # (boosted score, fused candidate), best fir
 def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], settings: RetrievalSettings,
                      now: datetime, *, around: Mapping[str, tuple[str | None, str | None]],
                      joinable: Callable[[set[str]], dict[str, CatalogRow]],
-                     carried: Carried) -> tuple[Scored, dict[str, dict[str, float]]]:
+                     carried: Carried,
+                     elsewhere: Callable[[set[str]], dict[str, float]] = lambda ids: {},
+                     ) -> tuple[Scored, dict[str, dict[str, float]]]:
     """The top ``rerank_depth`` candidates (and the thread neighbours of the best of them)
     re-scored by :func:`rerank`; the rest keep their order below them.  ``rows`` gains the
     rows of neighbours that joined.
@@ -171,13 +173,17 @@ def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], se
     ``around``: each turn's (previous, next) memory ({} when the thread feature is off);
     ``joinable``: the rows of those ids that may join (active, admitted by the filters);
     ``carried(terms, ids)``: which of the query's stemmed ``terms`` each of ``ids`` carries in
-    its :data:`TERM_FIELDS`.
+    its :data:`TERM_FIELDS`; ``elsewhere(ids)``: the boosted scores of those of ``ids`` that the
+    lanes found but ``scored`` leaves out (candidates too weak to be shown themselves).
     """
     s = settings
     head, tail = scored[: s.rerank_depth], scored[s.rerank_depth :]
     base = {f.id: score for score, f in scored}
     by_id = {f.id: f for _score, f in head}
     if around:
+        neighbours = {n for _score, f in head for n in around.get(f.id, ()) if n and n not in base}
+        if neighbours:
+            base.update(elsewhere(neighbours))
         # The neighbours of the best candidates join as candidates with no score of their own.
         near = {n for _score, f in head[: s.limit] for n in around.get(f.id, ()) if n}
         near -= set(base)

@@ -330,17 +330,29 @@ class Searcher:
         s = self.settings
         fused_input, weights = fusion_input(self._active(found.rankings), found.similarity, s)
         shortlist_size = limit * 2 + 10
-        fused = prune(fuse(fused_input, weights, s.rrf_k), shortlist_size, s)
+        reranking = s.rerank and s.rerank_depth > 1
+        every = fuse(fused_input, weights, s.rrf_k)
+        # Boosting costs a catalog row and a few signals per candidate: only the candidates that
+        # can reach the shortlist or the re-ranked head are boosted up front.
+        fused = prune(every, max(shortlist_size, s.rerank_depth) if reranking else shortlist_size, s)
         rows = self.rows({f.id for f in fused})
         scored = sorted(((boost(f, rows[f.id], s, now).score, f) for f in fused if f.id in rows),
                         key=lambda pair: (-pair[0], pair[1].id))
         reranked: dict[str, dict[str, float]] = {}
-        if s.rerank and s.rerank_depth > 1 and len(scored) > 1:
+        if reranking and len(scored) > 1:
+            cut_off = {f.id: f for f in every[len(fused):]}
+
+            def elsewhere(ids: set[str]) -> dict[str, float]:
+                """The boosted scores of those of ``ids`` that are candidates left out above."""
+                wanted = {i for i in ids if i in cut_off}
+                found_rows = self.rows(wanted) if wanted else {}
+                return {i: boost(cut_off[i], row, s, now).score for i, row in found_rows.items()}
+
             scored, reranked = rerank.rerank_shortlist(
                 query, scored, rows, s, now, around=self._thread_links() if s.rerank_thread else {},
                 joinable=lambda ids: {i: row for i, row in self.rows(ids).items()
                                       if row.status == "active" and flt.admits(row)},
-                carried=self._carried)
+                carried=self._carried, elsewhere=elsewhere)
         # Building a full hit (reasons, snippet) is done for the shortlist only.
         hits = [make_hit(f, rows[f.id], s, positions, found, now, reranked.get(f.id), score)
                 for score, f in scored[:shortlist_size]]
