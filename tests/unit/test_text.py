@@ -6,7 +6,16 @@ import json
 
 import pytest
 
-from vault_engine.format.text import clip, is_one_off, make_summary, make_title, printable, printable_json, sentences
+from vault_engine.format.text import (
+    clip,
+    is_one_off,
+    link_text,
+    make_summary,
+    make_title,
+    printable,
+    printable_json,
+    sentences,
+)
 
 
 def test_sentences_split_at_sentence_ends_blank_lines_and_list_items() -> None:
@@ -93,3 +102,11 @@ def test_printable_json_is_the_same_json_without_a_raw_control_character() -> No
     assert json.loads(text) == value
     assert not any(0x7f <= ord(c) <= 0x9f or ord(c) < 0x20 for c in text)
     assert "é" in text
+
+
+def test_a_link_names_the_note_of_a_wikilink_or_itself() -> None:
+    assert link_text("[[release-day|the release]]") == "release-day"
+    assert link_text(" [[ Release day #steps ]] ") == "Release day"
+    assert link_text("m-01abc") == "m-01abc"
+    assert link_text("  Deploy checklist ") == "Deploy checklist"
+    assert link_text("[[]]") == ""

@@ -137,6 +137,15 @@ _TERMINAL_CONTROLS = re.compile("\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 _JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f]")  # json.dumps escapes C0 itself, never DEL or C1
 
 
+def link_text(link: str) -> str:
+    """What a link names: the note of a wikilink (``[[stem|label]]``, ``[[title#part]]`` give ``stem``
+    and ``title``), or the text as written (an id, a stem, a title), without surrounding spaces."""
+    text = link.strip()
+    if text.startswith("[[") and text.endswith("]]"):
+        text = text[2:-2].split("|", 1)[0].split("#", 1)[0].strip()
+    return text
+
+
 def printable(text: str) -> str:
     """``text`` safe to print to a terminal: each control character but tab and newline as ``\\xNN``
     (an escape sequence in a title shows as ``\\x1b]0;...``, never runs)."""

@@ -173,13 +173,7 @@ def may_supersede(older: Memory, newer: Memory) -> bool:
 
 
 def _has_link(memory: Memory, target: Memory, stems: dict[str, str]) -> bool:
-    for link in memory.links:
-        text = link.strip()
-        if text.startswith("[[") and text.endswith("]]"):
-            text = text[2:-2].split("|", 1)[0].split("#", 1)[0]
-        if text == target.id or stems.get(text.lower()) == target.id:
-            return True
-    return False
+    return any(resolve_link(link, stems, (target.id,)) == target.id for link in memory.links)
 
 
 # ---------------------------------------------------------------- contradictions

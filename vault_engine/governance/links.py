@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..format.text import link_text
 from .actions import View
 
 
@@ -21,9 +22,7 @@ def link_targets(view: View) -> dict[str, str]:
 
 def resolve_link(link: str, targets: dict[str, str], ids: Iterable[str]) -> str | None:
     """The id a link (``[[stem|label]]``, ``[[title#part]]``, a bare id) points to, or None."""
-    text = link.strip()
-    if text.startswith("[[") and text.endswith("]]"):
-        text = text[2:-2].split("|", 1)[0].split("#", 1)[0]
+    text = link_text(link)
     if text in ids:
         return text
     return targets.get(text.lower())

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..format.memory import Memory, memory_text, text_digest
+from ..format.text import link_text
 from ..retrieval.threads import Turn, thread_of, turn_text
 from ..store import ID_SUFFIX, Entry
 from .derived import gist
@@ -246,9 +247,7 @@ class Catalog(IndexDb):
         """Link text (an id, ``[[note]]``, a file stem or a title) -> the id it points to."""
         out: dict[str, str] = {}
         for target in targets:
-            key = target.strip()
-            if key.startswith("[[") and key.endswith("]]"):
-                key = key[2:-2].split("|", 1)[0].split("#", 1)[0].strip()
+            key = link_text(target)
             if not key:
                 continue
             stem = key.rsplit("/", 1)[-1].removesuffix(".md")

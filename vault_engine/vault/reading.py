@@ -9,6 +9,7 @@ from .. import store
 from ..errors import InvalidInput, VaultError
 from ..format.ids import is_valid_id
 from ..format.memory import ENUMS, Memory
+from ..format.text import link_text
 from ..store import Entry, Scan
 from .ports import Open as Vault
 
@@ -157,9 +158,7 @@ def resolve_links(vault: Vault, memory: Memory, scan: Scan) -> list[dict[str, st
         by_key.setdefault(entry.memory.title.lower(), entry.memory.id)
     out = []
     for link in memory.links:
-        target = link.strip()
-        if target.startswith("[[") and target.endswith("]]"):
-            target = target[2:-2].split("|", 1)[0].split("#", 1)[0]
+        target = link_text(link)
         resolved = target if target in scan.entries else by_key.get(target.lower())
         out.append({"link": link, "id": resolved})
     return out
