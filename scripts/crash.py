@@ -80,7 +80,7 @@ from synthetic import Generator, plant  # noqa: E402
 from vault_engine import store  # noqa: E402
 from vault_engine.errors import VaultError  # noqa: E402
 from vault_engine.format.memory import content_digest, memory_text, text_digest  # noqa: E402
-from vault_engine.index.embedder import Embedder, shared_embedder  # noqa: E402
+from vault_engine.index.embedder import Embedder  # noqa: E402
 from vault_engine.journal import Journal, replay  # noqa: E402
 from vault_engine.vault import Vault  # noqa: E402
 
@@ -773,14 +773,9 @@ def _check_partial_import(root: Path, operation: Operation, before: Snapshot, fi
 def build_base(folder: Path, seed: int, size: int) -> tuple[Path, Embedder]:
     """A vault of ``size`` planted records (near-duplicates and contradictions), indexed; and the model,
     laid out in the vault as a command would (so the copies need not do it again)."""
-    from vault_engine.config import cache_folder, load
-    from vault_engine.index.model_graph import graph_folder
-
     root = folder / "base"
     store.create_vault(root, git=False)
-    config = load(root)
-    embedder = shared_embedder(config.embedding, root / store.STATE_DIR / "models",
-                               graph_folder(cache_folder(config.cache)))
+    embedder = Vault(root).embedder()  # the model as every command of this vault loads it
     planted = plant(Generator(seed=seed), size, duplicate_share=0.15, contradictions=max(2, size // 25))
     vault = Vault(root, embedder=embedder)
     result = vault.import_jsonl([json.dumps(r) for r in planted.records], "planted")

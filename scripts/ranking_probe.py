@@ -37,6 +37,9 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import eval_locomo
 
 from vault_engine.retrieval.statements import NAME, statement_of
 
@@ -49,17 +52,15 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def turns(data: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], str], dict[str, frozenset[str]]]:
-    """(conversation, turn id) -> the turn's text; conversation -> its speakers, case folded."""
+    """(conversation, turn id) -> the turn's text as the benchmark imports it; conversation -> its
+    speakers, case folded."""
     texts: dict[tuple[str, str], str] = {}
     speakers: dict[str, frozenset[str]] = {}
     for sample in data:
-        conversation = sample["conversation"]
-        speakers[sample["sample_id"]] = frozenset({conversation["speaker_a"].casefold(),
-                                                   conversation["speaker_b"].casefold()})
-        for key, session in conversation.items():
-            if key.startswith("session_") and isinstance(session, list):
-                for turn in session:
-                    texts[(sample["sample_id"], turn["dia_id"])] = f"{turn['speaker']}: {turn['text']}"
+        conversation = str(sample["sample_id"])
+        said = eval_locomo.turns_of(sample)
+        speakers[conversation] = frozenset(t.speaker.casefold() for t in said)
+        texts.update({(conversation, t.dia_id): f"{t.speaker}: {t.text}" for t in said})
     return texts, speakers
 
 
@@ -119,7 +120,7 @@ def measure(rows: list[dict[str, Any]], reorder: Reorder) -> tuple[float, float,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dump", type=Path, required=True, help="eval_locomo.py --dump output (one format)")
-    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--data", type=Path, default=eval_locomo.DEFAULT_DATA)
     parser.add_argument("--no-vectors", action="store_true", help="skip list-mmr (it loads the model)")
     args = parser.parse_args()
     rows = [json.loads(line) for line in args.dump.read_text().splitlines() if line.strip()]
@@ -153,14 +154,17 @@ def main() -> int:
     systems += [(f"questions -{w}", questions(w)) for w in (0.2, 0.5)]
     systems += [(f"specifics +{w} (k {k:g})", specific(w, k)) for w, k in ((0.2, 10.0), (0.5, 5.0))]
     if not args.no_vectors:
-        from vault_engine.config import EmbeddingSettings, cache_folder, load
-        from vault_engine.index.embedder import shared_embedder
-        from vault_engine.index.model_graph import graph_folder
-        cache = cache_folder(load(None).cache)
-        embedder = shared_embedder(EmbeddingSettings(), cache, graph_folder(cache))
+        import tempfile
+
+        from vault_engine.store import create_vault
+        from vault_engine.vault import Vault
+
         needed = sorted({(r["conversation"], t) for r in rows if is_list_question(r["question"])
                          for t in r["ranking"][:30]})
-        matrix = embedder.embed([texts.get(key, "") for key in needed])
+        with tempfile.TemporaryDirectory(prefix="ranking-probe-") as folder:
+            root = Path(folder) / "vault"
+            create_vault(root, git=False)
+            matrix = Vault(root).embedder().embed([texts.get(key, "") for key in needed])  # as a vault loads it
         vectors = dict(zip(needed, matrix, strict=True))
 
         def diverse(trade: float) -> Reorder:

@@ -163,8 +163,7 @@ Scored = list[tuple[float, Fused]]  # (boosted score, fused candidate), best fir
 def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], settings: RetrievalSettings,
                      now: datetime, *, around: Mapping[str, tuple[str | None, str | None]],
                      joinable: Callable[[set[str]], dict[str, CatalogRow]],
-                     carried: Carried,
-                     elsewhere: Callable[[set[str]], dict[str, float]] = lambda ids: {},
+                     carried: Carried, elsewhere: Callable[[set[str]], dict[str, float]],
                      ) -> tuple[Scored, dict[str, dict[str, float]]]:
     """The top ``rerank_depth`` candidates (and the thread neighbours of the best of them)
     re-scored by :func:`rerank`; the rest keep their order below them.  ``rows`` gains the
