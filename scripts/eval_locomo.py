@@ -30,6 +30,10 @@ Usage:
     python scripts/eval_locomo.py [--data ../shared/bench/locomo_dev.json] [--format chat --format facts]
         [--cache DIR] [--dump FILE.jsonl] [--setup NAME:KEY=VALUE,...] [--set KEY=VALUE] [--quick]
 
+Each ``--setup`` system is printed per conversation beside the defaults; with two or more of
+them, the script also chooses leave-one-conversation-out: for each conversation, the system with
+the best R@10 on the other conversations, measured on the one left out.
+
 ``--dump`` writes every question's ranking (top 50, with each gold turn's
 rank) as JSON lines; the per-category error analysis printed after the table
 shows where the gold turns landed (ranks 1-5, 6-10, 11-20, 21-50, beyond 50),
@@ -336,7 +340,8 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
             "query_ms_p50": statistics.median(timings[name]) * 1000 if timings[name] else 0.0,
         }
     summary["_folds"] = {name: {c: {"r10": sum(r for r, _m in rows) / len(rows),
-                                    "multi-hop": (sum(r for r, m in rows if m) / max(1, sum(m for _r, m in rows)))}
+                                    "multi-hop": (sum(r for r, m in rows if m) / max(1, sum(m for _r, m in rows))),
+                                    "n": len(rows), "n_multi_hop": int(sum(m for _r, m in rows))}
                                 for c, rows in sorted(by.items())} for name, by in folds.items()}
     summary["_landed"] = {name: {CATEGORIES[c]: dict(b) for c, b in sorted(by.items())}
                           for name, by in landed.items()}
@@ -410,6 +415,39 @@ def print_folds(summary: dict[str, dict[str, Any]], baseline: str = "hybrid (def
         cells = [f"{by[c]['r10']:.3f} / {by[c]['multi-hop']:.3f}" for c in conversations]
         mark = "-" if name == baseline else f"{better} of {len(conversations)}"
         print(f"| {name} | " + " | ".join(cells) + f" | {mark} |")
+
+
+def print_choice(summary: dict[str, dict[str, Any]], baseline: str = "hybrid (defaults)") -> None:
+    """Leave-one-conversation-out over the systems compared: for each conversation, the system with
+    the best R@10 on the other four, and what it gives on the one left out.  Their total is what
+    choosing among these systems is worth on conversations the choice never saw."""
+    folds = {name: by for name, by in summary["_folds"].items() if name != SERVICE}
+    if baseline not in folds or len(folds) < 3:
+        return
+    conversations = list(folds[baseline])
+
+    def mean(name: str, among: list[str], key: str, weight: str) -> float:
+        total = sum(folds[name][c][weight] for c in among)
+        return float(sum(folds[name][c][key] * folds[name][c][weight] for c in among) / total) if total else 0.0
+
+    print(f"\nLeave-one-conversation-out: the system chosen on the other conversations (best R@10 among {len(folds)}):")
+    print(f"| held out | chosen | R@10 / multi-hop held out | {baseline} |")
+    print("|---|---|---|---|")
+    chosen: dict[str, str] = {}
+    for held in conversations:
+        others = [c for c in conversations if c != held]
+        chosen[held] = max(sorted(folds), key=lambda n: (round(mean(n, others, "r10", "n"), 9), n == baseline))
+        got, base = folds[chosen[held]][held], folds[baseline][held]
+        print(f"| {held} | {chosen[held]} | {got['r10']:.3f} / {got['multi-hop']:.3f} "
+              f"| {base['r10']:.3f} / {base['multi-hop']:.3f} |")
+
+    def held_out(key: str, weight: str, pick: Any) -> float:
+        total = sum(folds[baseline][c][weight] for c in conversations)
+        return sum(folds[pick(c)][c][key] * folds[pick(c)][c][weight] for c in conversations) / total
+
+    print(f"| all | | {held_out('r10', 'n', chosen.get):.3f} / {held_out('multi-hop', 'n_multi_hop', chosen.get):.3f} "
+          f"| {held_out('r10', 'n', lambda c: baseline):.3f} / "
+          f"{held_out('multi-hop', 'n_multi_hop', lambda c: baseline):.3f} |")
 
 
 def print_landing(summary: dict[str, dict[str, Any]]) -> None:
@@ -490,6 +528,7 @@ def main() -> None:
             continue
         print_table(summary)
         print_folds(summary)
+        print_choice(summary)
         if summary["_meta"].get("analysed"):
             print_landing(summary)
     if len(results) > 1:
