@@ -22,7 +22,7 @@ import numpy as np
 from .. import store
 from ..errors import IndexStale, MemoryFileError, VaultError
 from ..format.memory import content_digest
-from ..fsio import remove_temps, write_atomic
+from ..fsio import WriterLock, remove_temps, write_atomic
 from ..retrieval import threads
 from ..store import Entry
 from . import details
@@ -237,8 +237,6 @@ FILL_LOG = "fill.log"  # what the last background filler that failed said
 
 def _filling(state_dir: Path) -> str:
     """Who is computing the vectors that wait, for people."""
-    from ..fsio import WriterLock
-
     if WriterLock(state_dir / FILL_LOCK, 0).held():
         return "being computed in the background"
     try:
