@@ -146,3 +146,37 @@ def test_a_question_about_a_subject_the_vault_is_tagged_with_counts_its_name(mak
     inferred.add(NewMemory("Caroline: Work was busy this week.", tags=("Caroline",)))
     hits = inferred.search(SearchRequest("What are Melanie's politics?", weak=True)).hits
     assert max(h.evidence for h in hits) < best
+
+
+def test_a_question_naming_a_subject_is_answered_below_the_floor_and_a_stranger_is_not(
+        make_vault: Callable[..., Vault]) -> None:
+    """Asked in words no memory uses, a question about the vault's own subject is still about
+    something the vault holds: its closest memories come back, marked weak, with a notice naming
+    the subject.  The same question about someone the vault does not know answers nothing."""
+    vault = Vault(make_vault().root, auto_sync=True)
+    turns = ["Last year I took a solo trip and took this picture in Spain.",
+             "I got the idea from that trip to England a few years ago, the castles were amazing.",
+             "Work was busy this week, lots of meetings.", "I finally fixed my bike."]
+    for n, text in enumerate(turns):
+        vault.add(NewMemory(f"Maria: {text}", title=f"Maria: {text}", tags=("Maria",),
+                            source=f"conversation:c1#D1:{n}"), allow_one_off=True)
+    for n, text in enumerate(["Sounds lovely!", "How was the weather there?"]):
+        vault.add(NewMemory(f"John: {text}", title=f"John: {text}", tags=("John",),
+                            source=f"conversation:c1#D2:{n}"), allow_one_off=True)
+    floor = vault.config.retrieval.relevance_floor
+    about_her = vault.search(SearchRequest("Which European countries has Maria visited?"))
+    assert about_her.hits, "a question about the vault's subject is answered"
+    assert all(h.weak and h.evidence < floor for h in about_her.hits), "no hit clears the floor: all are weak"
+    assert about_her.notice is not None and "names Maria" in about_her.notice and "marked weak" in about_her.notice
+    assert about_her.relevance["subjects"] == ["Maria"] and about_her.weak_left_out == 0
+    stranger = vault.search(SearchRequest("Which European countries has Gertrude visited?"))
+    assert stranger.hits == [] and stranger.relevance["subjects"] == []
+    assert stranger.notice is not None and "left out" in stranger.notice
+    # The service HTTP and MCP call says the same (on a vault of its own: it searches in its thread).
+    service = MemoryService(Vault(vault.root))
+    try:
+        answer = service.search(ServiceSearch.parse({"query": "Which European countries has Maria visited?"}))
+        assert answer["hits"] and all(h["weak"] for h in answer["hits"])
+        assert answer["relevance"]["subjects"] == ["Maria"] and "names Maria" in answer["notice"]
+    finally:
+        service.close()

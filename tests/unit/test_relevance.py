@@ -57,4 +57,25 @@ def test_a_hit_clears_the_floors_by_evidence_or_by_meaning_alone() -> None:
     best.add(0.2, 0.2)
     assert (best.evidence, best.meaning, best.clears) == (0.5, 0.3, False)
     best.add(0.3, 0.52)
-    assert best.clears and best.to_json() == {"best": 0.5, "meaning": 0.52, "floor": 0.55, "meaning_floor": 0.5}
+    assert best.clears and best.floored
+    assert best.to_json() == {"best": 0.5, "meaning": 0.52, "floor": 0.55, "meaning_floor": 0.5, "subjects": []}
+
+
+def test_a_search_naming_a_subject_a_candidate_carries_is_answered_below_the_floors() -> None:
+    best = relevance.Best(relevance.Floors(evidence=0.6, meaning=0.5))
+    best.add(0.45, 0.2)
+    assert not best.clears
+    best.subjects = ("Maria",)
+    assert best.clears and not best.floored
+    notice = best.describe_subjects()
+    assert "below the relevance floor 0.60" in notice and "names Maria" in notice and "marked weak" in notice
+    assert best.to_json()["subjects"] == ["Maria"]
+
+
+def test_the_subjects_a_query_names_are_its_content_words_a_candidate_carries() -> None:
+    subjects = frozenset({"maria", "john", "deploy"})
+    carried = {"maria": {"m-1"}, "john": set(), "deploy": {"m-2"}}
+    # As the query spells them, once each; a subject no candidate carries is not named.
+    assert relevance.named_subjects("What has Maria and maria's friend John done?", subjects, carried) == ("Maria",)
+    assert relevance.named_subjects("how do we deploy? Deployments fail", subjects, carried) == ("deploy",)
+    assert relevance.named_subjects("write a haiku about tea", subjects, carried) == ()

@@ -23,8 +23,13 @@ paraphrase that shares no word with the memory).  A search none of whose candida
 whole shortlist, not only the page returned) clears it answers no hits (``weak`` asks for
 them anyway, each marked); when any clears it, every hit is returned and the ones below are
 marked weak (a turn found through its neighbours is often weak on its own and still the
-answer).  The context director's search is the same, so a task the vault holds nothing about
-gets no memory "relevant to the task".
+answer).  A search that names one of the vault's subjects, carried by one of its candidates,
+is answered too, its hits marked weak, with a notice saying so: the query is about something
+the vault holds even when it asks in words no memory uses ("What European countries has Maria
+been to?" of Maria's chat log, whose turns say Spain and England).  A stranger's name is no
+subject of the vault, so a question about someone else is still answered with nothing.  The
+context director's search is the same, so a task the vault holds nothing about gets no memory
+"relevant to the task".
 
 The floors (``retrieval.relevance_floor``, ``retrieval.meaning_floor``) were set on the
 development conversations, checked leave-one-conversation-out, with foreign questions (each
@@ -37,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..index.fulltext import STOPWORDS
 from . import rerank
@@ -77,6 +83,18 @@ def content_stems(query: str) -> list[str]:
     return list(dict.fromkeys(rerank.stems(" ".join(content))))
 
 
+def named_subjects(query: str, subjects: frozenset[str], carried: Mapping[str, set[str]]) -> tuple[str, ...]:
+    """The content words of ``query`` that name one of the vault's ``subjects`` (stems) and that a
+    candidate carries (``carried``: stem -> the candidates carrying it), as the query spells them."""
+    content = set(content_stems(query))
+    named: dict[str, str] = {}
+    for word in rerank.words(query):
+        stem = next(iter(rerank.stems(word)), "")
+        if stem in content and stem in subjects and carried.get(stem) and stem not in named:
+            named[stem] = word
+    return tuple(named.values())
+
+
 def idf(documents: int, frequency: int) -> float:
     """log((N + 1) / (df + 0.5)), never below 0: a word no memory carries weighs most."""
     return max(0.0, math.log((documents + 1) / (frequency + 0.5)))
@@ -101,27 +119,42 @@ class Floors:
 
 @dataclass(slots=True)
 class Best:
-    """The best evidence and the best cosine among a search's candidates."""
+    """The best evidence and the best cosine among a search's candidates, and the vault's subjects
+    the query names that a candidate carries (as the query spells them)."""
 
     floors: Floors
     evidence: float = 0.0
     meaning: float = 0.0
+    subjects: tuple[str, ...] = ()
 
     def add(self, evidence: float, meaning: float) -> None:
         self.evidence = max(self.evidence, evidence)
         self.meaning = max(self.meaning, meaning)
 
     @property
-    def clears(self) -> bool:
+    def floored(self) -> bool:
+        """Whether a candidate clears the floors."""
         return self.floors.cleared(self.evidence, self.meaning)
+
+    @property
+    def clears(self) -> bool:
+        """Whether the search answers its hits: a candidate clears the floors, or the query names
+        one of the vault's subjects and a candidate carries it (see the module)."""
+        return self.floored or bool(self.subjects)
 
     def describe(self) -> str:
         return (f"the best evidence is {self.evidence:.2f}, below the relevance floor {self.floors.evidence:.2f}, "
                 f"and the closest meaning {self.meaning:.2f}, below {self.floors.meaning:.2f}")
 
-    def to_json(self) -> dict[str, float]:
+    def describe_subjects(self) -> str:
+        """The notice of a search answered for the subjects it names alone."""
+        named = ", ".join(self.subjects)
+        return (f"no memory matches closely ({self.describe()}), but the query names {named}, a subject of the "
+                f"vault's memories: the closest are listed, marked weak")
+
+    def to_json(self) -> dict[str, Any]:
         return {"best": round(self.evidence, 4), "meaning": round(self.meaning, 4),
-                "floor": self.floors.evidence, "meaning_floor": self.floors.meaning}
+                "floor": self.floors.evidence, "meaning_floor": self.floors.meaning, "subjects": list(self.subjects)}
 
 
 def describe(value: float, meaning: float, coverage: float, floors: Floors) -> str:

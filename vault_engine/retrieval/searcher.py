@@ -237,6 +237,8 @@ class Searcher:
                 plural = "match" if len(hits) == 1 else "matches"
                 notice += f"; {len(hits)} weak {plural} left out"
                 left_out, hits = len(hits), []
+        elif hits and not best.floored:
+            notice = best.describe_subjects()
         if not hits and request.count_external and not request.trust and EXTERNAL not in flt.trust:
             # Nothing to list, but what a tool's output said may be what was asked for: say it is there.
             outside = self._external_matches(request.query, flt, limit, moment)
@@ -281,6 +283,7 @@ class Searcher:
         documents, frequency = self.fulltext.frequencies(stems, relevance.EVIDENCE_FIELDS)
         words = relevance.QueryWords.of(query, documents, frequency, self._subject_stems())
         carriers = self.fulltext.carriers(stems, [h.id for h in hits], relevance.EVIDENCE_FIELDS)
+        best.subjects = relevance.named_subjects(query, self._subject_stems(), carriers)
         for hit in hits:
             coverage = words.coverage({stem for stem, ids in carriers.items() if hit.id in ids})
             hit.evidence = relevance.evidence(hit.similarity, coverage)
