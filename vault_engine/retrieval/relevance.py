@@ -87,6 +87,8 @@ def named_subjects(query: str, subjects: frozenset[str], carried: Mapping[str, s
     """The content words of ``query`` that name one of the vault's ``subjects`` (stems) and that a
     candidate carries (``carried``: stem -> the candidates carrying it), as the query spells them."""
     content = set(content_stems(query))
+    if not any(stem in subjects and carried.get(stem) for stem in content):
+        return ()
     named: dict[str, str] = {}
     for word in rerank.words(query):
         stem = next(iter(rerank.stems(word)), "")
