@@ -305,14 +305,14 @@ class Catalog(IndexDb):
 
     @stale_on_error("catalog")
     def given_tags(self) -> frozenset[str]:
-        """The tags (case folded) that a person or an importer gave current memories: those of
+        """The tags, as written, that a person or an importer gave current memories: those of
         every memory that is not inferred (an inferred memory's tags are the engine's choice)."""
         tags: set[str] = set()
         for (row,) in self._db.execute(
             "SELECT tags FROM memories WHERE status = 'active' AND lifecycle != 'superseded' "
             "AND authority != 'inferred' AND tags != '[]'"
         ):
-            tags.update(str(t).casefold() for t in json.loads(row))
+            tags.update(str(t) for t in json.loads(row))
         return frozenset(tags)
 
     @stale_on_error("catalog")

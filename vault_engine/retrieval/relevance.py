@@ -40,7 +40,7 @@ conversation's questions asked of the other conversations' vaults): see
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +60,7 @@ class QueryWords:
 
     @classmethod
     def of(cls, query: str, documents: int, frequency: Mapping[str, int],
-           subjects: frozenset[str] = frozenset()) -> QueryWords:
+           subjects: Collection[str] = frozenset()) -> QueryWords:
         """``frequency``: stemmed word -> how many of the vault's ``documents`` carry it;
         ``subjects``: the stemmed words of the tags people gave (see the module)."""
         rarest = idf(documents, 0)
@@ -83,18 +83,13 @@ def content_stems(query: str) -> list[str]:
     return list(dict.fromkeys(rerank.stems(" ".join(content))))
 
 
-def named_subjects(query: str, subjects: frozenset[str], carried: Mapping[str, set[str]]) -> tuple[str, ...]:
-    """The content words of ``query`` that name one of the vault's ``subjects`` (stems) and that a
-    candidate carries (``carried``: stem -> the candidates carrying it), as the query spells them."""
-    content = set(content_stems(query))
-    if not any(stem in subjects and carried.get(stem) for stem in content):
-        return ()
-    named: dict[str, str] = {}
-    for word in rerank.words(query):
-        stem = next(iter(rerank.stems(word)), "")
-        if stem in content and stem in subjects and carried.get(stem) and stem not in named:
-            named[stem] = word
-    return tuple(named.values())
+def named_subjects(stems: Iterable[str], subjects: Mapping[str, str],
+                   carried: Mapping[str, set[str]]) -> tuple[str, ...]:
+    """The vault's subjects (``subjects``: stem -> the tag it comes from) that the query's stemmed
+    content words ``stems`` name and that a candidate carries (``carried``: stem -> the candidates
+    carrying it), as the tags spell them, in the query's order."""
+    named = (subjects[stem] for stem in stems if stem in subjects and carried.get(stem))
+    return tuple(dict.fromkeys(named))
 
 
 def idf(documents: int, frequency: int) -> float:
@@ -122,7 +117,7 @@ class Floors:
 @dataclass(slots=True)
 class Best:
     """The best evidence and the best cosine among a search's candidates, and the vault's subjects
-    the query names that a candidate carries (as the query spells them)."""
+    the query names that a candidate carries (as their tags spell them)."""
 
     floors: Floors
     evidence: float = 0.0

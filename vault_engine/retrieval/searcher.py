@@ -91,7 +91,7 @@ class Searcher:
         self._standing: dict[str | None, list[CatalogRow]] = {}
         self._around: dict[str, tuple[str | None, str | None]] | None = None
         self._common_tags: frozenset[str] | None = None
-        self._subjects: frozenset[str] | None = None
+        self._subjects: dict[str, str] | None = None
 
     def close(self) -> None:
         self.vectors.close()
@@ -182,11 +182,12 @@ class Searcher:
             self._around = around
         return self._around
 
-    def _subject_stems(self) -> frozenset[str]:
+    def _subjects_by_stem(self) -> dict[str, str]:
         """The stemmed words of the tags people gave the vault's memories (see
-        :class:`relevance.QueryWords`), cached."""
+        :class:`relevance.QueryWords`), each with the tag it comes from, cached."""
         if self._subjects is None:
-            self._subjects = frozenset(stem for tag in self.catalog.given_tags() for stem in rerank.stems(tag))
+            self._subjects = {stem: tag for tag in sorted(self.catalog.given_tags(), reverse=True)
+                              for stem in rerank.stems(tag)}  # the first tag in order wins a shared stem
         return self._subjects
 
     def _tags_many_carry(self) -> frozenset[str]:
@@ -281,9 +282,10 @@ class Searcher:
             return best
         stems = relevance.content_stems(query)
         documents, frequency = self.fulltext.frequencies(stems, relevance.EVIDENCE_FIELDS)
-        words = relevance.QueryWords.of(query, documents, frequency, self._subject_stems())
+        subjects = self._subjects_by_stem()
+        words = relevance.QueryWords.of(query, documents, frequency, subjects.keys())
         carriers = self.fulltext.carriers(stems, [h.id for h in hits], relevance.EVIDENCE_FIELDS)
-        best.subjects = relevance.named_subjects(query, self._subject_stems(), carriers)
+        best.subjects = relevance.named_subjects(stems, subjects, carriers)
         for hit in hits:
             coverage = words.coverage({stem for stem, ids in carriers.items() if hit.id in ids})
             hit.evidence = relevance.evidence(hit.similarity, coverage)
