@@ -50,6 +50,8 @@ from vault_engine.server.service import MemoryService
 FLOORS = [round(0.30 + 0.01 * n, 2) for n in range(61)]  # 0.30 .. 0.90, the candidates a fold chooses from
 SHOWN = FLOORS[::5]
 MEANING = [round(0.35 + 0.05 * n, 2) for n in range(6)] + [9.0]  # 0.35 .. 0.60, and off
+NAMED = [round(0.40 + 0.05 * n, 2) for n in range(7)] + [9.0]  # 0.40 .. 0.70, and off
+NAMED_MEANING = [round(0.25 + 0.05 * n, 2) for n in range(6)] + [9.0]  # 0.25 .. 0.50, and off
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ class Asked:
     meaning: float  # the best cosine among them
     recall: float  # R@10 of the gold turns (own questions; 0 for foreign ones)
     about: bool = False  # the query names one of the vault's subjects that a candidate carries
+    named_best: float = 0.0  # the best evidence among the candidates that carry the query's names, numbers, codes
+    named_meaning: float = 0.0  # the best cosine among them
 
 
 def ask(data: list[dict[str, Any]], fmt: str, cache: Path | None) -> list[Asked]:
@@ -78,19 +82,23 @@ def ask(data: list[dict[str, Any]], fmt: str, cache: Path | None) -> list[Asked]
                     best, meaning = float(relevance.get("best", 0.0)), float(relevance.get("meaning", 0.0))
                     turns = {d for h in hits for d in owners.get(h["id"], [])}
                     recall = len(gold & turns) / len(gold) if own else 0.0
-                    out.append(Asked(conversation, own, best, meaning, recall, bool(relevance.get("subjects"))))
+                    named = relevance.get("named") or {}
+                    out.append(Asked(conversation, own, best, meaning, recall, bool(relevance.get("subjects")),
+                                     float(named.get("best", 0.0)), float(named.get("meaning", 0.0))))
             service.close()
         print(f"  {fmt} {conversation}: asked", file=sys.stderr)
     return out
 
 
-Floors = tuple[float, float]  # (relevance_floor, meaning_floor)
+# (relevance_floor, meaning_floor, named_relevance_floor, named_meaning_floor)
+Floors = tuple[float, float, float, float]
 
 
 def cleared(a: Asked, floors: Floors, subjects: bool = False) -> bool:
     """Whether the search answers hits under ``floors``; with ``subjects``, as the engine does (a
     question naming one of the vault's subjects is answered below them too)."""
-    return (subjects and a.about) or a.best >= floors[0] or a.meaning >= floors[1]
+    return ((subjects and a.about) or a.best >= floors[0] or a.meaning >= floors[1]
+            or a.named_best >= floors[2] or a.named_meaning >= floors[3])
 
 
 def figures(asked: list[Asked], floors: Floors, subjects: bool = False) -> tuple[float, float, float]:
@@ -105,8 +113,8 @@ def figures(asked: list[Asked], floors: Floors, subjects: bool = False) -> tuple
 
 def choose(asked: list[Asked], budget: float) -> Floors:
     """The floors that leave the most foreign questions unanswered for at most ``budget`` R@10 on ``asked``."""
-    best: tuple[float, Floors] = (-1.0, (min(FLOORS), min(MEANING)))
-    for floors in ((f, m) for f in FLOORS for m in MEANING):
+    best: tuple[float, Floors] = (-1.0, (min(FLOORS), min(MEANING), min(NAMED), min(NAMED_MEANING)))
+    for floors in ((f, m, n, p) for f in FLOORS[::2] for m in MEANING for n in NAMED for p in NAMED_MEANING):
         plain, floored, empty = figures(asked, floors)
         if plain - floored <= budget and empty > best[0]:
             best = (empty, floors)
@@ -116,11 +124,12 @@ def choose(asked: list[Asked], budget: float) -> Floors:
 def report(fmt: str, asked: list[Asked], shipped: Floors, budget: float) -> None:
     print(f"\n### format: {fmt}\n")
     print(f"| relevance floor | own R@10 | lost | foreign questions with no hits | the same with meaning floor "
-          f"{shipped[1]:.2f} alone too: lost | foreign with no hits |")
+          f"{shipped[1]:.2f} and the named floors {shipped[2]:.2f} / {shipped[3]:.2f} too: lost | "
+          "foreign with no hits |")
     print("|---|---|---|---|---|---|")
     for floor in sorted({*SHOWN, shipped[0]}):
-        plain, floored, empty = figures(asked, (floor, 9.0))
-        _p, m_floored, m_empty = figures(asked, (floor, shipped[1]))
+        plain, floored, empty = figures(asked, (floor, 9.0, 9.0, 9.0))
+        _p, m_floored, m_empty = figures(asked, (floor, *shipped[1:]))
         mark = " (shipped)" if abs(floor - shipped[0]) < 1e-9 else ""
         print(f"| {floor:.2f}{mark} | {floored:.3f} | {plain - floored:.3f} | {empty:.2f} | {plain - m_floored:.3f} | "
               f"{m_empty:.2f} |")
@@ -137,10 +146,12 @@ def report(fmt: str, asked: list[Asked], shipped: Floors, budget: float) -> None
         plain, floored, empty = figures(test, chosen)
         s_plain, s_floored, s_empty = figures(test, shipped)
         meaning = "off" if chosen[1] > 1 else f"{chosen[1]:.2f}"
-        print(f"| {held} | {chosen[0]:.2f} / {meaning} | {plain - floored:.3f} | {empty:.2f} | "
+        named = " / ".join("off" if f > 1 else f"{f:.2f}" for f in chosen[2:])
+        print(f"| {held} | {chosen[0]:.2f} / {meaning} / {named} | {plain - floored:.3f} | {empty:.2f} | "
               f"{s_plain - s_floored:.3f} | {s_empty:.2f} |")
     _p, floored, empty = figures(asked, shipped)
-    print(f"\nshipped floors {shipped[0]:.2f} / {shipped[1]:.2f} on all five: {_p - floored:.3f} R@10 lost, "
+    print(f"\nshipped floors {' / '.join(f'{f:.2f}' for f in shipped)} on all five: "
+          f"{_p - floored:.3f} R@10 lost, "
           f"{empty:.2f} of the foreign questions answered with no hits")
     _p, floored, empty = figures(asked, shipped, subjects=True)
     alone = [a for a in asked if cleared(a, shipped, subjects=True) and not cleared(a, shipped)]
@@ -166,7 +177,8 @@ def main() -> None:
         raise SystemExit(f"error: benchmark data not found at {args.data} (use --data)")
     data = json.loads(args.data.read_text(encoding="utf-8"))
     defaults = RetrievalSettings()
-    shipped = (defaults.relevance_floor, defaults.meaning_floor)
+    shipped = (defaults.relevance_floor, defaults.meaning_floor, defaults.named_relevance_floor,
+               defaults.named_meaning_floor)
     for fmt in args.formats or ["chat", "facts"]:
         saved = args.answers / f"{fmt}.json" if args.answers else None
         if saved is not None and saved.is_file():

@@ -91,6 +91,8 @@ class RetrievalSettings:
     min_score: float = 0.05
     relevance_floor: float = 0.6
     meaning_floor: float = 0.5
+    named_relevance_floor: float = 0.45
+    named_meaning_floor: float = 0.3
     vector_fusion: str = "max"
     candidates: int = 100
     duplicate_similarity: float = 0.95

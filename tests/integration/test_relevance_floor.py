@@ -152,8 +152,13 @@ def test_a_question_naming_a_subject_is_answered_below_the_floor_and_a_stranger_
         make_vault: Callable[..., Vault]) -> None:
     """Asked in words no memory uses, a question about the vault's own subject is still about
     something the vault holds: its closest memories come back, marked weak, with a notice naming
-    the subject.  The same question about someone the vault does not know answers nothing."""
-    vault = Vault(make_vault().root, auto_sync=True)
+    the subject.  The same question about someone the vault does not know answers nothing.  (The
+    floors are raised out of reach here, so the rule is seen alone: with the shipped floors the
+    Spain and England turns clear them, as the next test shows.)"""
+    root = make_vault().root
+    (root / "memvault.toml").write_text("[retrieval]\nrelevance_floor = 5.0\nmeaning_floor = 5.0\n"
+                                        "named_relevance_floor = 5.0\nnamed_meaning_floor = 5.0\n", encoding="utf-8")
+    vault = Vault(root, auto_sync=True)
     turns = ["Last year I took a solo trip and took this picture in Spain.",
              "I got the idea from that trip to England a few years ago, the castles were amazing.",
              "Work was busy this week, lots of meetings.", "I finally fixed my bike."]
@@ -180,3 +185,19 @@ def test_a_question_naming_a_subject_is_answered_below_the_floor_and_a_stranger_
         assert answer["relevance"]["subjects"] == ["Maria"] and "names Maria" in answer["notice"]
     finally:
         service.close()
+
+
+def test_with_the_shipped_floors_a_question_about_the_subject_finds_her_turns(
+        make_vault: Callable[..., Vault]) -> None:
+    """Her name is carried by her turns and the question's other words are paraphrased: the turn
+    clears the floors for a memory that carries the query's names; about a stranger, nothing."""
+    vault = Vault(make_vault().root, auto_sync=True)
+    made = [vault.add(NewMemory(f"Maria: {text}", title=f"Maria: {text}", tags=("Maria",),
+                                source=f"conversation:c1#D1:{n}"), allow_one_off=True).id
+            for n, text in enumerate(["Last year I took a solo trip and took this picture in Spain.",
+                                      "Work was busy this week, lots of meetings."])]
+    about_her = vault.search(SearchRequest("Which European countries has Maria visited?"))
+    assert about_her.hits and about_her.hits[0].id == made[0] and not about_her.hits[0].weak
+    assert about_her.relevance["named"]["best"] > 0  # the memory carries "Maria"
+    stranger = vault.search(SearchRequest("Which European countries has Gertrude visited?"))
+    assert stranger.hits == []

@@ -1,17 +1,22 @@
-"""The relevance floor's arithmetic: IDF, the query's content words, coverage and evidence."""
+"""The relevance floor's arithmetic: word rarity, the query's content and specific words, coverage and
+evidence."""
 
 from __future__ import annotations
 
 import math
 
-from vault_engine.retrieval import relevance
+from vault_engine.retrieval import rarity, relevance
 from vault_engine.retrieval.relevance import QueryWords
 
 
-def test_a_word_no_memory_carries_weighs_most_and_a_word_every_memory_carries_nothing() -> None:
-    assert relevance.idf(100, 0) > relevance.idf(100, 1) > relevance.idf(100, 50)
-    assert relevance.idf(100, 100) < 0.01 and relevance.idf(100, 500) == 0.0
-    assert math.isclose(relevance.idf(9, 0), math.log(10 / 0.5))
+def test_a_word_weighs_its_rarity_in_english_and_an_unlisted_word_weighs_most() -> None:
+    assert rarity.rank("the") == 1 and rarity.weight("the") == 0.0
+    assert rarity.weight("use") < rarity.weight("database") < rarity.weight("repository") < rarity.rarest()
+    assert rarity.weight("pnpm") == rarity.weight("ERR_CONN_RESET") == rarity.weight("1042") == rarity.rarest()
+    assert rarity.weight("Database") == rarity.weight("database")  # case folded
+    # A form the vocabulary does not list whole is read by its stem.
+    assert rarity.rank("dependencies", "depend") == rarity.rank("depend")
+    assert math.isclose(rarity.weight("use"), math.log(rarity.rank("use") / rarity.SHARE_SCALE))
 
 
 def test_content_words_are_stemmed_without_function_words_unless_nothing_else_is_left() -> None:
@@ -20,8 +25,8 @@ def test_content_words_are_stemmed_without_function_words_unless_nothing_else_is
     assert relevance.content_stems("Deploy deploys DEPLOYED") == ["deploy"]
 
 
-def test_coverage_is_the_idf_weighted_share_of_the_query_a_memory_carries() -> None:
-    words = QueryWords.of("staging bastion port", documents=10, frequency={"stage": 5, "bastion": 1, "port": 9})
+def test_coverage_is_the_rarity_weighted_share_of_the_query_a_memory_carries() -> None:
+    words = QueryWords.of("staging bastion port")
     assert set(words.weights) == {"stage", "bastion", "port"}
     assert words.coverage({"stage", "bastion", "port", "other"}) == 1.0
     assert words.coverage(set()) == 0.0
@@ -30,10 +35,36 @@ def test_coverage_is_the_idf_weighted_share_of_the_query_a_memory_carries() -> N
     assert math.isclose(words.coverage({"bastion", "port"}), rare + common)
 
 
-def test_a_query_of_words_the_vault_never_saw_is_covered_by_nothing() -> None:
-    words = QueryWords.of("legacy FTP uploader", documents=10, frequency={})
+def test_the_weights_depend_on_the_query_alone_and_a_subject_weighs_most() -> None:
+    """Read from the language, not the vault: the same in a vault of one memory and of thousands."""
+    assert QueryWords.of("which package manager should I use?") == QueryWords.of("which package manager should I use?")
+    named = QueryWords.of("what did Maria paint", subjects={"maria"})
+    assert named.weights["maria"] == rarity.rarest() > QueryWords.of("what did Maria paint").weights["maria"]
+
+
+def test_a_query_of_words_no_memory_carries_is_covered_by_nothing() -> None:
+    words = QueryWords.of("legacy FTP uploader")
     assert words.coverage({"deploy", "stage"}) == 0.0
     assert QueryWords({}).coverage({"anything"}) == 0.0
+
+
+def test_the_specific_words_of_a_query_are_its_names_numbers_and_identifiers() -> None:
+    of = relevance.Specifics.of
+    assert of("who is my boss") == relevance.Specifics()
+    assert of("what did Caroline research?") == relevance.Specifics(names=frozenset({"carolin"}))
+    assert of("which plan is customer 1042 on") == relevance.Specifics(codes=frozenset({"1042"}))
+    assert of("how many reviewers does a PR need").words == frozenset()  # an abbreviation may be spelled out
+    assert of("which AWS region").codes == {"aw"}  # one English does not list is an identifier (as stemmed)
+    assert of("should I use pnpm").codes == {"pnpm"}
+    assert of("What is the weather").words == frozenset()  # a capital that starts the query
+
+
+def test_a_memory_carries_every_identifier_and_one_of_the_names() -> None:
+    asked = relevance.Specifics.of("Which European countries has Maria visited for customer 1042?")
+    assert asked.codes == {"1042"} and asked.names == {"european", "maria"}
+    assert asked.carried_by({"maria", "1042", "spain"})
+    assert not asked.carried_by({"maria", "2077"}) and not asked.carried_by({"1042", "spain"})
+    assert relevance.Specifics().carried_by(set())  # a query with none: every memory carries them
 
 
 def test_evidence_adds_the_best_cosine_to_the_coverage_and_explains_itself() -> None:
@@ -51,6 +82,12 @@ def test_evidence_adds_the_best_cosine_to_the_coverage_and_explains_itself() -> 
 def test_a_hit_clears_the_floors_by_evidence_or_by_meaning_alone() -> None:
     floors = relevance.Floors(evidence=0.55, meaning=0.5)
     assert floors.cleared(0.6, 0.1) and floors.cleared(0.51, 0.51) and not floors.cleared(0.5, 0.3)
+    named = relevance.Floors(evidence=0.55, meaning=0.5, named_evidence=0.45, named_meaning=0.3)
+    assert named.cleared(0.31, 0.31, names_carried=True) and not named.cleared(0.31, 0.31)
+    assert named.cleared(0.46, 0.1, names_carried=True) and not named.cleared(0.46, 0.1)
+    assert not named.cleared(0.44, 0.29, names_carried=True)
+    line = relevance.describe(0.31, 0.31, 0.0, named, names_carried=True)
+    assert "carries the query's names, numbers and identifiers" in line and not line.startswith("weak")
     best = relevance.Best(floors)
     assert not best.clears
     best.add(0.5, 0.3)
@@ -58,7 +95,15 @@ def test_a_hit_clears_the_floors_by_evidence_or_by_meaning_alone() -> None:
     assert (best.evidence, best.meaning, best.clears) == (0.5, 0.3, False)
     best.add(0.3, 0.52)
     assert best.clears and best.floored
-    assert best.to_json() == {"best": 0.5, "meaning": 0.52, "floor": 0.55, "meaning_floor": 0.5, "subjects": []}
+    assert best.to_json() == {"best": 0.5, "meaning": 0.52, "floor": 0.55, "meaning_floor": 0.5,
+                              "named": {"best": 0.0, "meaning": 0.0, "floor": 9.0, "meaning_floor": 9.0},
+                              "subjects": []}
+    named = relevance.Best(relevance.Floors(evidence=0.55, meaning=0.5, named_evidence=0.45, named_meaning=0.3))
+    named.add(0.35, 0.35)
+    assert not named.clears  # the query names something this candidate does not carry
+    assert "carry the query's names" in named.describe()
+    named.add(0.32, 0.32, names_carried=True)
+    assert named.clears and (named.named_evidence, named.named_meaning) == (0.32, 0.32)
 
 
 def test_a_search_naming_a_subject_a_candidate_carries_is_answered_below_the_floors() -> None:

@@ -1,51 +1,56 @@
 """The absolute relevance floor: whether a hit is evidence that the vault holds what the query asks.
 
-Ranks and fused scores are relative: the best of ten unrelated memories still ranks first
-with a confident score.  A hit's *evidence* is absolute instead: the closest meaning any of
-its vectors has to the query (the best cosine over its lanes) plus the share of the query's
-words it carries, each word weighted by how rare it is in the vault: both read from the
-full-text index (title, summary, trigger, body, tags and ``occurred_at`` in words, stemmed as
-the index stems them).  A query
-about something the vault does not hold names words the vault has never seen (a person, a
-tool, a place), and those weigh most, so its best hit covers little of it and means little
-like it.
+Ranks and fused scores are relative: the best of ten unrelated memories still ranks first with a
+confident score.  A hit's *evidence* is absolute instead, and it is read from the query and that
+one memory alone, so the verdict for a (query, memory) pair is the same in a vault of one memory
+and of ten thousand, and does not change when an unrelated memory is added:
 
-A word that names one of the vault's subjects (a tag a person or an importer gave: a person
-in a chat log, a project, a topic) weighs as much as a word no memory carries, however many
-memories carry it: it says what the question is about, and the vault holds that subject.
-Weighted by its rarity alone, the name of a chat's speaker (on half of the turns) counted for
-almost nothing, and a question about that person in words the turns do not use ("what might
-Caroline's political leaning be?") looked as foreign as one about a stranger.  An inferred
-memory's tags (the compacter's choice of frequent words) name no subject.
+- the closest meaning any of its vectors has to the query (the best cosine over its lanes), plus
+- the share of the query's words it carries (title, summary, trigger, body, tags and
+  ``occurred_at`` in words, stemmed as the full-text index stems them), each word weighted by how
+  rare it is in English (:mod:`rarity`: "use" says little, "repository" more, a name, a number or
+  a tool's name most).  Read from the vault instead, as it once was, rarity was degenerate in a
+  small vault: in a one-memory vault every word of the memory was "in every memory" and weighed
+  nothing, so "how should I write tests" could not find "Tests use pytest fixtures".
 
-A hit also clears the floor when its meaning alone is close enough (``meaning_floor``: a
-paraphrase that shares no word with the memory).  A search none of whose candidates (the
-whole shortlist, not only the page returned) clears it answers no hits (``weak`` asks for
-them anyway, each marked); when any clears it, every hit is returned and the ones below are
-marked weak (a turn found through its neighbours is often weak on its own and still the
-answer).  A search that names one of the vault's subjects, carried by one of its candidates,
-is answered too, its hits marked weak, with a notice saying so: the query is about something
-the vault holds even when it asks in words no memory uses ("What European countries has Maria
-been to?" of Maria's chat log, whose turns say Spain and England).  A stranger's name is no
-subject of the vault, so a question about someone else is still answered with nothing.  The
-context director's search is the same, so a task the vault holds nothing about gets no memory
-"relevant to the task".
+A word that names one of the vault's subjects (a tag a person or an importer gave: a person in a
+chat log, a project, a topic) weighs the most a word can: it says what the question is about.  An
+inferred memory's tags (the compacter's choice of frequent words) name no subject.
 
-The floors (``retrieval.relevance_floor``, ``retrieval.meaning_floor``) were set on the
-development conversations, checked leave-one-conversation-out, with foreign questions (each
-conversation's questions asked of the other conversations' vaults): see
-``scripts/eval_floor.py`` and docs/search.md.
+A hit clears the floors when its evidence reaches ``relevance_floor`` or its meaning alone reaches
+``meaning_floor`` (a close paraphrase).  A hit that carries the query's *specific* words
+(:class:`Specifics`: every number and identifier, and one of the names it capitalises) clears lower
+floors (``named_relevance_floor``, ``named_meaning_floor``): a person may say the rest in other
+words ("who is my boss" of "My manager is Priya"), but never a name or an id, so "what did Caroline
+research" is not answered by a memory about someone else's research, however close its meaning, nor
+"customer 2077" by a memory of customer 1042.  A query with no specific word is held to the lower
+floors by every memory.
+
+A search none of whose candidates (the whole shortlist, not only the page returned) clears them
+answers no hits (``weak`` asks for them anyway, each marked); when any clears them, every hit is
+returned and the ones below are marked weak (a turn found through its neighbours is often weak on
+its own and still the answer).  A search that names one of the vault's subjects, carried by one of
+its candidates, is answered too, its hits marked weak, with a notice saying so ("What European
+countries has Maria been to?" of Maria's chat log, whose turns say Spain and England).  A
+stranger's name is no subject of the vault, so a question about someone else is still answered
+with nothing.  The context director's search is the same, so a task the vault holds nothing about
+gets no memory "relevant to the task".
+
+The four floors (``retrieval.relevance_floor``, ``meaning_floor``, ``named_relevance_floor``,
+``named_meaning_floor``) were chosen
+leave-one-out over three suites: the development conversations of LoCoMo with foreign questions
+(``scripts/eval_floor.py``), a small-vault suite of everyday memories at sizes 1 to 300
+(``scripts/eval_small_vaults.py``); see docs/search.md.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..index.fulltext import STOPWORDS
-from . import rerank
+from . import rarity, rerank
 
 # What a hit's words are read from: the memory's own full-text fields (its body included, its
 # neighbours' words not: a turn is not evidence for what the turn next to it says).
@@ -59,13 +64,14 @@ class QueryWords:
     weights: Mapping[str, float]
 
     @classmethod
-    def of(cls, query: str, documents: int, frequency: Mapping[str, int],
-           subjects: Collection[str] = frozenset()) -> QueryWords:
-        """``frequency``: stemmed word -> how many of the vault's ``documents`` carry it;
-        ``subjects``: the stemmed words of the tags people gave (see the module)."""
-        rarest = idf(documents, 0)
-        return cls({word: rarest if word in subjects else idf(documents, frequency.get(word, 0))
-                    for word in content_stems(query)})
+    def of(cls, query: str, subjects: Collection[str] = frozenset()) -> QueryWords:
+        """``subjects``: the stemmed words of the tags people gave (see the module).  Every other
+        word weighs its rarity in English (:mod:`rarity`), not in the vault, so the weights, and
+        the verdict for a (query, memory) pair, are the same whatever else the vault holds."""
+        surface = surface_words(query)
+        top = rarity.rarest()
+        return cls({stem: top if stem in subjects else rarity.weight(surface.get(stem, stem), stem)
+                    for stem in content_stems(query)})
 
     def coverage(self, terms: Iterable[str]) -> float:
         """The IDF-weighted share of the query's words among ``terms`` (stemmed), in [0, 1]."""
@@ -83,6 +89,53 @@ def content_stems(query: str) -> list[str]:
     return list(dict.fromkeys(rerank.stems(" ".join(content))))
 
 
+@dataclass(frozen=True, slots=True)
+class Specifics:
+    """The query's specific words, stemmed: what a paraphrase cannot say in other words.
+
+    ``codes`` are numbers and words English does not list (:mod:`rarity`: a tool's name, an id,
+    "pnpm", "1042", "AWS"): a memory must carry every one.  ``names`` are the words capitalised past
+    the query's first word ("Caroline", "European"): a memory must carry one of them, since a question
+    may name a person and a place and be answered by a memory of one."""
+
+    codes: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, query: str) -> Specifics:
+        codes: set[str] = set()
+        names: set[str] = set()
+        for n, token in enumerate(rerank.words(query)):
+            if token.casefold() in STOPWORDS:
+                continue
+            stems = rerank.stems(token)
+            unlisted = rarity.rank(token, stems[0] if stems else None) == rarity.unknown_rank()
+            if unlisted or any(c.isdigit() for c in token):
+                codes.update(stems)
+            elif n > 0 and token[:1].isupper() and not token.isupper():
+                # An abbreviation English lists (PR, UI, API) may be spelled out: a capital makes a
+                # word a name only when a small letter follows it.
+                names.update(stems)
+        return cls(frozenset(codes), frozenset(names - codes))
+
+    @property
+    def words(self) -> frozenset[str]:
+        return self.codes | self.names
+
+    def carried_by(self, terms: Collection[str]) -> bool:
+        """Whether a memory carrying the stemmed ``terms`` carries the query's specific words."""
+        return self.codes <= set(terms) and (not self.names or bool(self.names & set(terms)))
+
+
+def surface_words(query: str) -> dict[str, str]:
+    """Each stemmed word of ``query`` -> the word as written (the first that stems to it)."""
+    out: dict[str, str] = {}
+    for token in rerank.words(query):
+        for stem in rerank.stems(token):
+            out.setdefault(stem, token)
+    return out
+
+
 def named_subjects(stems: Iterable[str], subjects: Mapping[str, str],
                    carried: Mapping[str, set[str]]) -> tuple[str, ...]:
     """The vault's subjects (``subjects``: stem -> the tag it comes from) that the query's stemmed
@@ -92,11 +145,6 @@ def named_subjects(stems: Iterable[str], subjects: Mapping[str, str],
     return tuple(dict.fromkeys(named))
 
 
-def idf(documents: int, frequency: int) -> float:
-    """log((N + 1) / (df + 0.5)), never below 0: a word no memory carries weighs most."""
-    return max(0.0, math.log((documents + 1) / (frequency + 0.5)))
-
-
 def evidence(cosines: Mapping[str, float], coverage: float) -> float:
     """A hit's evidence: its best cosine with the query plus the share of the query it covers."""
     return max(cosines.values(), default=0.0) + coverage
@@ -104,34 +152,47 @@ def evidence(cosines: Mapping[str, float], coverage: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Floors:
-    """A hit clears them with evidence at least ``evidence``, or a cosine at least ``meaning``
-    alone (a paraphrase that shares no word with the memory)."""
+    """A hit clears them with evidence at least ``evidence`` or a cosine at least ``meaning`` (a close
+    paraphrase that shares no word with the memory); a hit that carries every specific word of the
+    query (its names, numbers and identifiers: a paraphrase may say the rest in other words, never
+    those) clears the lower ``named_evidence`` or ``named_meaning`` too."""
 
     evidence: float
     meaning: float
+    named_evidence: float = 9.0
+    named_meaning: float = 9.0
 
-    def cleared(self, evidence: float, meaning: float) -> bool:
-        return evidence >= self.evidence or meaning >= self.meaning
+    def cleared(self, evidence: float, meaning: float, names_carried: bool = False) -> bool:
+        if evidence >= self.evidence or meaning >= self.meaning:
+            return True
+        return names_carried and (evidence >= self.named_evidence or meaning >= self.named_meaning)
 
 
 @dataclass(slots=True)
 class Best:
-    """The best evidence and the best cosine among a search's candidates, and the vault's subjects
-    the query names that a candidate carries (as their tags spell them)."""
+    """The best evidence and the best cosine among a search's candidates (and among those that carry
+    the query's specific words), and the vault's subjects the query names that a candidate carries
+    (as their tags spell them)."""
 
     floors: Floors
     evidence: float = 0.0
     meaning: float = 0.0
+    named_evidence: float = 0.0
+    named_meaning: float = 0.0
     subjects: tuple[str, ...] = ()
 
-    def add(self, evidence: float, meaning: float) -> None:
+    def add(self, evidence: float, meaning: float, names_carried: bool = False) -> None:
         self.evidence = max(self.evidence, evidence)
         self.meaning = max(self.meaning, meaning)
+        if names_carried:
+            self.named_evidence = max(self.named_evidence, evidence)
+            self.named_meaning = max(self.named_meaning, meaning)
 
     @property
     def floored(self) -> bool:
         """Whether a candidate clears the floors."""
-        return self.floors.cleared(self.evidence, self.meaning)
+        return (self.floors.cleared(self.evidence, self.meaning)
+                or self.floors.cleared(self.named_evidence, self.named_meaning, names_carried=True))
 
     @property
     def clears(self) -> bool:
@@ -140,8 +201,14 @@ class Best:
         return self.floored or bool(self.subjects)
 
     def describe(self) -> str:
-        return (f"the best evidence is {self.evidence:.2f}, below the relevance floor {self.floors.evidence:.2f}, "
-                f"and the closest meaning {self.meaning:.2f}, below {self.floors.meaning:.2f}")
+        floors = self.floors
+        text = (f"the best evidence is {self.evidence:.2f}, below the relevance floor {floors.evidence:.2f}, "
+                f"and the closest meaning {self.meaning:.2f}, below {floors.meaning:.2f}")
+        if floors.named_evidence <= 1 or floors.named_meaning <= 1:
+            text += (f"; among the memories that carry the query's names, numbers and identifiers, "
+                     f"{self.named_evidence:.2f} and {self.named_meaning:.2f}, below {floors.named_evidence:.2f} "
+                     f"and {floors.named_meaning:.2f}")
+        return text
 
     def describe_subjects(self) -> str:
         """The notice of a search answered for the subjects it names alone."""
@@ -150,11 +217,15 @@ class Best:
                 f"vault's memories: the closest are listed, marked weak")
 
     def to_json(self) -> dict[str, Any]:
+        floors = self.floors
         return {"best": round(self.evidence, 4), "meaning": round(self.meaning, 4),
-                "floor": self.floors.evidence, "meaning_floor": self.floors.meaning, "subjects": list(self.subjects)}
+                "floor": floors.evidence, "meaning_floor": floors.meaning,
+                "named": {"best": round(self.named_evidence, 4), "meaning": round(self.named_meaning, 4),
+                          "floor": floors.named_evidence, "meaning_floor": floors.named_meaning},
+                "subjects": list(self.subjects)}
 
 
-def describe(value: float, meaning: float, coverage: float, floors: Floors) -> str:
+def describe(value: float, meaning: float, coverage: float, floors: Floors, names_carried: bool = False) -> str:
     """The ``--explain`` line of a hit's evidence."""
     parts = f"closest meaning {meaning:.2f} + query words covered {coverage:.2f}"
     if value >= floors.evidence:
@@ -162,5 +233,9 @@ def describe(value: float, meaning: float, coverage: float, floors: Floors) -> s
     if meaning >= floors.meaning:
         return (f"evidence {value:.2f} ({parts}): below the relevance floor {floors.evidence:.2f}, but its meaning "
                 f"alone reaches {floors.meaning:.2f}")
+    if names_carried and floors.cleared(value, meaning, names_carried=True):
+        return (f"evidence {value:.2f} ({parts}): it carries the query's names, numbers and identifiers, and "
+                f"clears the floors for such a memory ({floors.named_evidence:.2f}, or meaning "
+                f"{floors.named_meaning:.2f})")
     return (f"weak: evidence {value:.2f} ({parts}) is below the relevance floor {floors.evidence:.2f}, and its "
             f"meaning below {floors.meaning:.2f}")

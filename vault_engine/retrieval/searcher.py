@@ -276,23 +276,27 @@ class Searcher:
 
     def _weigh_evidence(self, query: str, hits: list[Hit]) -> relevance.Best:
         """Give every hit its evidence (see :mod:`relevance`); the best of them, against the floors."""
-        floors = relevance.Floors(self.settings.relevance_floor, self.settings.meaning_floor)
+        s = self.settings
+        floors = relevance.Floors(s.relevance_floor, s.meaning_floor, s.named_relevance_floor, s.named_meaning_floor)
         best = relevance.Best(floors)
         if not hits:
             return best
         stems = relevance.content_stems(query)
-        documents, frequency = self.fulltext.frequencies(stems, relevance.EVIDENCE_FIELDS)
+        specific = relevance.Specifics.of(query)
         subjects = self._subjects_by_stem()
-        words = relevance.QueryWords.of(query, documents, frequency, subjects.keys())
-        carriers = self.fulltext.carriers(stems, [h.id for h in hits], relevance.EVIDENCE_FIELDS)
+        words = relevance.QueryWords.of(query, subjects.keys())
+        carriers = self.fulltext.carriers(sorted({*stems, *specific.words}), [h.id for h in hits],
+                                          relevance.EVIDENCE_FIELDS)
         best.subjects = relevance.named_subjects(stems, subjects, carriers)
         for hit in hits:
-            coverage = words.coverage({stem for stem, ids in carriers.items() if hit.id in ids})
+            carried = {stem for stem, ids in carriers.items() if hit.id in ids}
+            coverage = words.coverage(carried)
+            names_carried = specific.carried_by(carried)
             hit.evidence = relevance.evidence(hit.similarity, coverage)
             meaning = max(hit.similarity.values(), default=0.0)
-            hit.weak = not floors.cleared(hit.evidence, meaning)
-            best.add(hit.evidence, meaning)
-            reason = relevance.describe(hit.evidence, meaning, coverage, floors)
+            hit.weak = not floors.cleared(hit.evidence, meaning, names_carried)
+            best.add(hit.evidence, meaning, names_carried)
+            reason = relevance.describe(hit.evidence, meaning, coverage, floors, names_carried)
             # After the lanes, fusion and boosts; before what joined or folded the hit.
             at = next((n + 1 for n in range(len(hit.why) - 1, -1, -1)
                        if hit.why[n].startswith(("boosts:", "re-ranked:"))), len(hit.why))

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""The relevance floor on the LongMemEval S development pool: own questions' recall, foreign ones' quiet.
+
+A sample of the pool's questions (every ``--stride``-th non-abstention record, sorted by question id)
+each gets its own vault, built the user's way: every turn of its haystack (both roles, sessions in
+date order) a record ``"[date] role: text"`` tagged with its role and sourced to its session, as a
+chat importer writes it, through ``memvault import`` then sync.  No session id reaches the vault
+(the evidence sessions' ids give the answer away).  Every sampled question is asked, through
+``MemoryService.search`` (what ``POST /v1/search`` and MCP ``memory_search`` call; limit 10,
+``weak`` on), of:
+
+- its own vault: R@10 of the turns marked ``has_answer``;
+- every other sampled vault whose haystack holds none of its evidence sessions (foreign: the vault
+  does not hold the answer): whether it is answered with no hits.
+
+The abstention questions (ids ending in ``_abs``: the haystack holds no answer) are asked of their
+own vaults and counted apart.  The rows are those of ``scripts/eval_floor.py`` (a haystack in the
+place of a conversation), printed with its report and kept with ``--answers`` for
+``scripts/choose_floors.py``.
+
+Usage:
+    .venv/bin/python scripts/eval_floor_lme.py [--stride 12] [--abstentions 14] [--cache DIR] [--answers FILE]
+
+The data is read from where it lies; nothing is copied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from eval_floor import Asked, report
+
+from vault_engine.config import RetrievalSettings
+from vault_engine.format.ids import new_memory_id
+from vault_engine.server.requests import SearchRequest
+from vault_engine.server.service import MemoryService
+from vault_engine.store import create_vault
+from vault_engine.vault import Vault
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "longmemeval_s_dev.json.gz"
+
+
+def records_of(item: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, bool]]:
+    """The haystack's import records and memory id -> whether its turn has the answer."""
+    sessions = sorted(zip(item["haystack_dates"], item["haystack_sessions"], strict=True), key=lambda p: p[0])
+    records: list[dict[str, Any]] = []
+    gold: dict[str, bool] = {}
+    for number, (date, turns) in enumerate(sessions):
+        for n, turn in enumerate(turns):
+            text = str(turn.get("content", "")).strip()
+            if not text:
+                continue
+            memory_id = new_memory_id()
+            role = str(turn.get("role", "user"))
+            records.append({"id": memory_id, "title": f"{role}: {text[:70]}", "body": f"[{date}] {role}: {text}",
+                            "tags": [role], "source": f"conversation:session-{number}#{n}"})
+            gold[memory_id] = bool(turn.get("has_answer"))
+    return records, gold
+
+
+def open_vault(item: dict[str, Any], cache: Path | None, folder: Path) -> tuple[Vault, set[str]]:
+    """The question's vault (built, or reused from ``cache``) and the ids of its answer turns."""
+    root = (cache / str(item["question_id"])) if cache else folder / "vault"
+    gold_file = root / ".memvault" / "lme-gold.json"
+    if cache and gold_file.is_file():
+        vault = Vault(root)
+        vault.sync()
+        return vault, set(json.loads(gold_file.read_text()))
+    if root.exists():
+        shutil.rmtree(root)
+    create_vault(root, git=False)
+    vault = Vault(root)
+    records, gold = records_of(item)
+    imported = vault.import_jsonl([json.dumps(r) for r in records], "longmemeval")
+    if imported.errors:
+        raise SystemExit(f"import failed: {imported.errors[0].one_line()}")
+    vault.sync()
+    answers = {i for i, has in gold.items() if has}
+    gold_file.write_text(json.dumps(sorted(answers)))
+    return vault, answers
+
+
+def ask(data: list[dict[str, Any]], stride: int, abstentions: int,
+        cache: Path | None) -> tuple[list[Asked], list[Asked]]:
+    """(the sampled questions' rows, the first ``abstentions`` abstention questions' rows of their own vaults)."""
+    plain = [r for r in data if not str(r["question_id"]).endswith("_abs")]
+    sample = plain[::stride]
+    abstain = [r for r in data if str(r["question_id"]).endswith("_abs")][:abstentions]
+    out: list[Asked] = []
+    abstained: list[Asked] = []
+    for item in [*sample, *abstain]:
+        started = time.perf_counter()
+        name = str(item["question_id"])
+        with tempfile.TemporaryDirectory(prefix="lme-") as folder:
+            vault, answers = open_vault(item, cache, Path(folder))
+            haystack = set(item["haystack_session_ids"])
+            service = MemoryService(vault)
+            asked = [item] if item in abstain else [
+                q for q in sample if q is item or not set(q["answer_session_ids"]) & haystack]
+            for question in asked:
+                own = question is item
+                answer = service.search(SearchRequest.parse({"query": question["question"], "limit": 10,
+                                                             "weak": True}))
+                relevance = answer.get("relevance") or {}
+                named = relevance.get("named") or {}
+                found = {h["id"] for h in answer["hits"]} & answers
+                recall = len(found) / len(answers) if own and answers else 0.0
+                row = Asked(name, own and item not in abstain, float(relevance.get("best", 0.0)),
+                            float(relevance.get("meaning", 0.0)), recall, bool(relevance.get("subjects")),
+                            float(named.get("best", 0.0)), float(named.get("meaning", 0.0)))
+                (abstained if item in abstain else out).append(row)
+            service.close()
+        print(f"  {name}: {len(asked)} asked, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return out, abstained
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--stride", type=int, default=12, help="ask every N-th non-abstention question (default 12)")
+    parser.add_argument("--abstentions", type=int, default=14, help="how many abstention questions (default all 14)")
+    parser.add_argument("--cache", type=Path, help="reuse (or keep) the built vaults here")
+    parser.add_argument("--answers", type=Path, help="keep the rows here and reuse them: only the arithmetic runs")
+    parser.add_argument("--budget", type=float, default=0.01, help="R@10 a chosen floor may cost (default 0.01)")
+    args = parser.parse_args()
+    if not args.data.is_file():
+        raise SystemExit(f"error: benchmark data not found at {args.data} (use --data)")
+    if args.answers is not None and args.answers.is_file():
+        saved = json.loads(args.answers.read_text(encoding="utf-8"))
+        asked = [Asked(**row) for row in saved["asked"]]
+        abstained = [Asked(**row) for row in saved["abstained"]]
+    else:
+        with gzip.open(args.data, "rt", encoding="utf-8") as handle:
+            data = json.load(handle)
+        asked, abstained = ask(data, args.stride, args.abstentions, args.cache)
+        if args.answers is not None:
+            args.answers.write_text(json.dumps({"asked": [dataclasses.asdict(a) for a in asked],
+                                                "abstained": [dataclasses.asdict(a) for a in abstained]}))
+    d = RetrievalSettings()
+    shipped = (d.relevance_floor, d.meaning_floor, d.named_relevance_floor, d.named_meaning_floor)
+    report("longmemeval (haystacks in the place of conversations)", asked, shipped, args.budget)
+    from eval_floor import cleared
+
+    quiet = sum(1 for a in abstained if not cleared(a, shipped, subjects=True))
+    print(f"\nabstention questions (the haystack holds no answer) answered with no hits: {quiet} of {len(abstained)}")
+
+
+if __name__ == "__main__":
+    main()

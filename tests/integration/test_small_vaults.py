@@ -1,0 +1,93 @@
+"""A new user's vault, with the real model and indexes: a handful of memories answer the questions
+a person asks in their own words, unrelated questions stay quiet, and the verdict for a (question,
+memory) pair does not change when an unrelated memory is added."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from tests.conftest import run_memvault
+from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.server.requests import SearchRequest as ServiceSearch
+from vault_engine.server.service import MemoryService
+from vault_engine.vault import NewMemory, Vault
+
+pytestmark = pytest.mark.slow
+
+PNPM = "In this repository use pnpm, never npm, for every install"
+
+
+def test_the_readme_first_commands_find_the_memory_they_added() -> None:
+    """The README's own first commands, in a fresh HOME (the default vault), as a new user types them."""
+    added = run_memvault("add", "Tests use pytest fixtures, not setUp", "--project", "github.com/acme/api",
+                         "--path", "tests/**")
+    assert added.returncode == 0, added.stderr
+    memory_id = added.stdout.strip().split()[-1]
+    found = run_memvault("search", "how should I write tests", "--project", "github.com/acme/api", "--json")
+    assert found.returncode == 0, found.stderr
+    answer = json.loads(found.stdout)
+    assert [h["id"] for h in answer["hits"]][:1] == [memory_id]
+    assert answer["hits"][0]["weak"] is False
+    plain = run_memvault("search", "how should I write tests", "--project", "github.com/acme/api")
+    assert "no matches" not in plain.stdout and "Tests use pytest fixtures" in plain.stdout
+
+
+@pytest.mark.parametrize("query", ["how do I install the dependencies here?", "which package manager should I use?"])
+def test_a_one_memory_vault_answers_a_paraphrase(vault_of: Callable[[list[str]], tuple[Vault, list[str]]],
+                                                  query: str) -> None:
+    vault, made = vault_of([PNPM])
+    result = vault.search(SearchRequest(query))
+    assert [h.id for h in result.hits] == made
+    assert not result.hits[0].weak and result.notice is None
+
+
+@pytest.mark.parametrize("query", ["what is the weather in Paris", "how do I renew my passport",
+                                   "who won the football world cup in 2014"])
+def test_a_one_memory_vault_stays_quiet_for_an_unrelated_question(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]], query: str) -> None:
+    vault, _made = vault_of([PNPM])
+    result = vault.search(SearchRequest(query))
+    assert result.hits == [] and result.weak_left_out == 1
+
+
+def test_the_verdict_does_not_change_when_an_unrelated_memory_is_added(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
+    """Before, with word weights read from the vault: refused with one memory, answered with two."""
+    vault, made = vault_of([PNPM])
+    queries = ["how do I install the dependencies here?", "which package manager should I use?",
+               "what is the weather in Paris"]
+    before = {q: vault.search(SearchRequest(q, weak=True)).hits for q in queries}
+    vault.add(NewMemory("Lunch is usually at noon in the office canteen"))
+    for query in queries:
+        after = {h.id: h for h in vault.search(SearchRequest(query, weak=True)).hits}
+        hit = next(h for h in before[query] if h.id == made[0])
+        assert after[made[0]].weak == hit.weak, query
+        assert after[made[0]].evidence == pytest.approx(hit.evidence, abs=1e-6), query
+
+
+def test_a_memory_that_names_what_the_query_names_clears_the_lower_floors(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
+    """A paraphrase may say the rest in other words; a name it does not carry is not paraphrased."""
+    vault, made = vault_of(["My manager is Priya Raman; our one-on-one is on Thursdays"])
+    boss = vault.search(SearchRequest("who is my boss"))
+    assert [h.id for h in boss.hits] == made and not boss.hits[0].weak
+    assert any("names, numbers and identifiers" in w or "relevance floor" in w for w in boss.hits[0].why)
+    stranger = vault.search(SearchRequest("who is Gertrude's boss"))
+    assert stranger.hits == []
+
+
+def test_the_service_behind_http_and_mcp_answers_the_same(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
+    vault, made = vault_of([PNPM])
+    service = MemoryService(vault)
+    try:
+        answer = service.search(ServiceSearch.parse({"query": "which package manager should I use?"}))
+        assert [h["id"] for h in answer["hits"]] == made
+        assert answer["relevance"]["named"]["meaning_floor"] == vault.config.retrieval.named_meaning_floor
+        quiet = service.search(ServiceSearch.parse({"query": "what is the capital of Australia"}))
+        assert quiet["hits"] == []
+    finally:
+        service.close()
