@@ -256,7 +256,8 @@ class Searcher:
                     hit.why.append("no vectors yet (being built): found by its words alone")
             building = vectors_building(self.pending, self.indexed)
             notice = f"{building}; {notice}" if notice else building
-        revivable = self._revivable(request.query, found, positions, limit, moment, {h.id for h in hits})
+        shown = {memory_id for hit in hits for memory_id in (hit.id, *hit.duplicates)}  # folded ones are shown too
+        revivable = self._revivable(request.query, found, positions, limit, moment, shown)
         return SearchResult(request.query, hits, revivable, notice,
                             best.to_json(), project=request.project, weak_left_out=left_out,
                             vectors=self.vectors_state())
@@ -380,7 +381,8 @@ class Searcher:
                    shown: set[str]) -> list[Hit]:
         """Trashed memories that match strongly, offered for revival (never hits): those among the
         best ``limit`` that score at least ``revive_score`` and clear the relevance floor
-        themselves, unless the memory holding their content now (a merge's survivor) is ``shown``."""
+        themselves, unless the memory holding their content now (a merge's survivor) is ``shown`` (a
+        hit, or a duplicate folded into one)."""
         s = self.settings
         cols = self._cols()
         rankings = found.rankings
