@@ -104,6 +104,7 @@ class RetrievalSettings:
     rerank_tags: float = 2.0
     rerank_time: float = 1.0
     rerank_thread: float = 1.0
+    rerank_unanimous: bool = True  # word coverage does not overturn a unanimous lane order
     time_slack_days: int = 14
     fts_context: float = 1.0
     fts_when: float = 1.0

@@ -387,4 +387,4 @@ def test_search_offers_a_strongly_matching_trashed_memory_for_revival(run_cli: C
     assert memory_id not in result.stdout
     assert f"in the trash, matches strongly: {memory_id}" in result.stderr
     assert f"memvault trash restore {memory_id}" in result.stderr
-    assert ">= retrieval.revive_score" in result.stderr
+    assert ">= retrieval.revive_score and evidence " in result.stderr and "clears the relevance floor" in result.stderr

@@ -65,3 +65,11 @@ def test_version_mismatch_and_garbage_are_stale(tmp_path: Path) -> None:
     (broken / "meta.json").write_text("{garbage")
     with pytest.raises(IndexStale):
         FullTextIndex(broken)
+
+
+def test_a_snippet_keeps_the_punctuation_and_brackets_that_close_its_sentence(tmp_path: Path) -> None:
+    index = FullTextIndex(tmp_path / "ft")
+    index.apply([_doc("m-a", "Errors use problem+json (RFC 7807).", "Every API error answers problem+json."),
+                 _doc("m-b", "\"Retry budget\": three tries per request.", "Retries.")], [])
+    assert [h.snippet for h in index.search("problem json errors", 5)] == ["Errors use problem+json (RFC 7807)."]
+    assert [h.snippet for h in index.search("retry budget", 5)] == ['"Retry budget": three tries per request.']

@@ -153,3 +153,22 @@ def test_the_cli_returns_every_template_memory_with_the_real_model(run_cli: Call
     data = json.loads(run_cli("search", "test factory user", "--limit", "50", "--json").output)
     assert sorted(h["id"] for h in data["hits"]) == sorted(made)
     assert all(h["duplicates"] == [] for h in data["hits"])
+
+
+def test_a_merged_memory_is_not_offered_while_its_survivor_is_folded_into_a_hit(
+        make_vault: Callable[..., Vault]) -> None:
+    merged, survivor, current = ("m-01aaaaaaaaaaaaaaaaaaaaaaaa", "m-01bbbbbbbbbbbbbbbbbbbbbbbb",
+                                 "m-01cccccccccccccccccccccc")
+    vault = live(make_vault({
+        "memories/global/a.md": note(merged, "The payment webhook retries three times with exponential backoff!",
+                                     "2025-01-01T09:00:00Z", f"merged_into: {survivor}\n"),
+        "memories/global/b.md": note(survivor, "the payment webhook retries three times, with exponential backoff",
+                                     "2025-01-10T09:00:00Z"),
+        "memories/global/c.md": note(current, "The payment webhook retries three times with exponential backoff.",
+                                     "2026-02-01T09:00:00Z"),
+    }))
+    vault.sync()
+    vault.forget(merged)
+    result = vault.search(SearchRequest("payment webhook retries backoff"))
+    assert [h.id for h in result.hits] == [current] and result.hits[0].duplicates == [survivor]
+    assert result.revivable == []

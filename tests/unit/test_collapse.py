@@ -93,9 +93,9 @@ def test_not_a_conflict(a: str, b: str) -> None:
 
 
 def make(memory_id: str, text: str, score: float, *, updated: datetime | None = None, dup_key: str = "",
-         title: str | None = None, scope: str = "global", project: str = "") -> Hit:
+         title: str | None = None, scope: str = "global", project: str = "", trust: str = "learned") -> Hit:
     return Hit(id=memory_id, title=title if title is not None else text.rstrip("."), path=f"{memory_id}.md",
-               score=score, summary=text, trigger="", type="fact", scope=scope, project=project, trust="learned",
+               score=score, summary=text, trigger="", type="fact", scope=scope, project=project, trust=trust,
                lifecycle="proven", updated=updated, dup_key=dup_key)
 
 
@@ -134,6 +134,31 @@ def test_true_duplicates_fold_into_the_current_one_in_the_best_place() -> None:
     assert shown.duplicates == ["m-a"] and shown.score == 2.0
     assert "near-duplicates folded in: m-a" in shown.why
     assert any(w.startswith("the current version of its duplicates") and "m-a" in w for w in shown.why)
+
+
+def test_a_newer_learned_copy_never_stands_in_for_a_system_memory_that_scored_higher() -> None:
+    old, new = datetime(2025, 1, 1, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC)
+    hits = [make("m-system", "Deploys go through the release pipeline on Tuesdays.", 2.0, updated=old, trust="system"),
+            make("m-learned", "deploys go through the release pipeline on tuesdays", 1.5, updated=new)]
+    out = run(hits, vectors(["m-system", "m-learned"]))
+    assert [h.id for h in out] == ["m-system"]
+    assert out[0].duplicates == ["m-learned"] and out[0].score == 2.0
+    assert not any("in the place of" in w for w in out[0].why)
+
+
+def test_the_most_trusted_duplicate_takes_the_place_of_a_better_scored_external_copy() -> None:
+    old, new = datetime(2025, 1, 1, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC)
+    hits = [make("m-external", "Use pnpm for installs.", 2.0, updated=new, dup_key="k", trust="external"),
+            make("m-newer", "use pnpm for installs", 1.2, updated=new, dup_key="k"),
+            make("m-learned", "Use pnpm for installs!", 1.4, updated=old, dup_key="k"),
+            make("m-other", "Invoices go out monthly.", 1.0)]
+    out = run(hits, vectors(["m-external", "m-learned", "m-newer"], ["m-other"]))
+    # Learned over external; of the two learned ones the current one (updated last), in the best one's place.
+    assert [h.id for h in out] == ["m-newer", "m-other"]
+    shown = out[0]
+    assert shown.score == 2.0 and shown.duplicates == ["m-external", "m-learned"]
+    assert any(w.startswith("the most trusted of its duplicates (learned, over external): shown in the place of "
+                            "m-external") for w in shown.why)
 
 
 def test_a_tie_in_time_keeps_the_best_and_the_same_digest_folds_without_vectors() -> None:

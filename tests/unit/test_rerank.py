@@ -64,3 +64,28 @@ def test_factors_report_only_features_that_apply() -> None:
     (_c, score, factors) = ranked[0]
     assert factors == {"terms": 1.5}
     assert score == 1.5
+
+
+def ranked(candidates: list[Candidate], weights: dict[str, float] = WEIGHTS,
+           query: str = "how do we check changes before committing") -> list[str]:
+    scored = rerank.rerank(QueryProfile.of(query, TODAY), candidates, weights, unanimous=True)
+    return [c.id for c, _score, _factors in scored]
+
+
+def test_only_the_lanes_unanimous_best_holds_against_word_coverage() -> None:
+    best = Candidate("a", 1.0, frozenset({"commit"}), (), None, 0.0, {"fts": 1, "vector": 1})
+    covers_more = Candidate("b", 0.95, frozenset({"check", "chang"}), (), None, 0.0, {"fts": 2, "vector": 2})
+    assert ranked([best, covers_more]) == ["a", "b"]
+    # Found by a lane that did not find the first: the lanes are not unanimous, coverage decides.
+    elsewhere = Candidate("c", 0.95, frozenset({"check", "chang"}), (), None, 0.0, {"fts": 2, "feedback": 1})
+    assert ranked([best, elsewhere]) == ["c", "a"]
+    # Below a memory that is not first everywhere, coverage decides too.
+    second = Candidate("d", 1.0, frozenset({"commit"}), (), None, 0.0, {"fts": 2, "vector": 1})
+    third = Candidate("e", 0.95, frozenset({"check", "chang"}), (), None, 0.0, {"fts": 3, "vector": 2})
+    assert ranked([second, third]) == ["e", "d"]
+
+
+def test_other_features_may_still_lift_a_memory_over_the_lanes_unanimous_best() -> None:
+    best = Candidate("a", 1.0, frozenset({"commit"}), (), None, 0.0, {"fts": 1, "vector": 1})
+    named = Candidate("b", 0.95, frozenset({"check", "chang"}), ("caroline",), None, 0.0, {"fts": 2, "vector": 2})
+    assert ranked([best, named], query="how does Caroline check changes before committing") == ["b", "a"]

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from vault_engine.config import RetrievalSettings
 from vault_engine.index.catalog import CatalogRow
 from vault_engine.retrieval import rerank
-from vault_engine.retrieval.fusion import Fused, boost, prune
+from vault_engine.retrieval.fusion import Fused, LaneRank, boost, prune
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 SETTINGS = RetrievalSettings()
@@ -69,3 +69,27 @@ def test_a_neighbour_the_lanes_never_found_joins_with_no_score_of_its_own() -> N
     order, effects = rerank_turns(None)
     assert "m-reply" in order
     assert "thread" not in effects.get("m-ask", {})
+
+
+def rerank_demo(settings: RetrievalSettings) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """The quick-start vault's "how do we check changes before committing": every lane ranks the
+    test rule first; the review checklist carries two of the query's three words, the rule one."""
+    first = Fused("m-tests", 1.0, (LaneRank("fts", 1, 1.0), LaneRank("vector", 1, 1.0)))
+    second = Fused("m-review", 11 / 12, (LaneRank("fts", 2, 1.0), LaneRank("vector", 2, 1.0)))
+    third = Fused("m-profile", 0.5, (LaneRank("vector", 3, 1.0),))
+    scored = [(f.score * 1.1, f) for f in (first, second, third)]
+    carried = {"m-tests": frozenset({"commit"}), "m-review": frozenset({"check", "chang"}), "m-profile": frozenset()}
+    out, effects = rerank.rerank_shortlist(
+        "how do we check changes before committing", scored, {i: row(i) for i in carried}, settings, NOW,
+        around={}, joinable=lambda ids: {}, carried=lambda terms, ids: {i: carried[i] for i in ids},
+        elsewhere=lambda ids: {})
+    return [f.id for _score, f in out], effects
+
+
+def test_word_coverage_alone_does_not_lift_a_memory_over_the_one_every_lane_ranks_first() -> None:
+    order, effects = rerank_demo(SETTINGS)
+    assert order == ["m-tests", "m-review", "m-profile"]
+    assert effects["m-review"]["terms"] > effects["m-tests"]["terms"] and effects["m-review"]["unanimous"] < 1
+    assert "unanimous" not in effects["m-tests"]
+    off = RetrievalSettings(rerank_unanimous=False)
+    assert rerank_demo(off)[0] == ["m-review", "m-tests", "m-profile"]  # the order before the rule

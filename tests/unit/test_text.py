@@ -15,6 +15,7 @@ from vault_engine.format.text import (
     printable,
     printable_json,
     sentences,
+    whole_fragment,
 )
 
 
@@ -110,3 +111,16 @@ def test_a_link_names_the_note_of_a_wikilink_or_itself() -> None:
     assert link_text("m-01abc") == "m-01abc"
     assert link_text("  Deploy checklist ") == "Deploy checklist"
     assert link_text("[[]]") == ""
+
+
+@pytest.mark.parametrize(("text", "fragment", "whole"), [
+    ("Errors use problem+json (RFC 7807).", "Errors use problem+json (RFC 7807", "Errors use problem+json (RFC 7807)."),
+    ("We cite (RFC 7807), always.", "RFC 7807", "(RFC 7807),"),
+    ('He said "ship it!" twice', "ship it", '"ship it!"'),
+    ("A json-based format", "A json", "A json"),  # a mark inside a word is not the fragment's end
+    ("x(RFC 7807", "RFC 7807", "RFC 7807"),  # nor a bracket glued to the word before
+    ("Errors use problem+json.", "", ""),
+    ("Errors use problem+json.", "not in the text", "not in the text"),
+])
+def test_a_fragment_keeps_the_marks_that_close_and_open_it(text: str, fragment: str, whole: str) -> None:
+    assert whole_fragment(text, fragment) == whole

@@ -76,7 +76,8 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
             echo(f"in the trash, matches strongly: {hit.id}  {hit.title}  "
                  f"(memvault trash restore {hit.id})", err=True)
             if explain:
-                echo(f"       score {hit.score:.2f} >= retrieval.revive_score: trashed memories are never "
-                     f"hits, a strong match is offered for revival; path: {hit.path}", err=True)
+                echo(f"       score {hit.score:.2f} >= retrieval.revive_score and evidence {hit.evidence:.2f} clears "
+                     f"the relevance floor: trashed memories are never hits, a strong match is offered for "
+                     f"revival; path: {hit.path}", err=True)
 
     emit(settings, result.to_json(), human)

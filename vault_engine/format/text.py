@@ -85,6 +85,30 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:.-") + "…"
 
 
+_OPENING = "([{<\"'“‘«"
+
+
+def whole_fragment(text: str, fragment: str) -> str:
+    """``fragment``, a piece of ``text`` cut at its first and last word (a search snippet), with the
+    punctuation that closes it and the brackets or quotes that open it: "(RFC 7807" becomes
+    "(RFC 7807).".  A mark inside a word ("json-" of "json-based") is not taken."""
+    at = text.find(fragment) if fragment else -1
+    if at < 0:
+        return fragment
+    end = at + len(fragment)
+    stop = end
+    while stop < len(text) and not text[stop].isspace() and not (text[stop].isalnum() or text[stop] == "_"):
+        stop += 1
+    if stop < len(text) and not text[stop].isspace():
+        stop = end  # the marks run into a word: they do not close the fragment
+    start = at
+    while start > 0 and text[start - 1] in _OPENING:
+        start -= 1
+    if start > 0 and not text[start - 1].isspace():
+        start = at
+    return text[start:stop]
+
+
 def make_title(text: str, limit: int = 80) -> str:
     """A title from the first line (markdown heading marks removed)."""
     for line in text.splitlines():

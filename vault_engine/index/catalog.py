@@ -4,7 +4,8 @@ Lives in ``.memvault/catalog.sqlite``.  It is the record of what the indexes
 hold (id, path, content hash), which sync plans against, and it carries what
 search needs to filter, rank and show a hit without opening a single file:
 scope, project, type, trust, lifecycle, status, title, summary, trigger, path
-selectors, links, the sender and the boost signals.  Written last by sync, so a crash
+selectors, links, the sender, the boost signals, and the memory that holds its content
+now (a merged or compacted one's survivor).  Written last by sync, so a crash
 mid-sync leaves an older catalog that simply re-plans the unfinished work.
 """
 
@@ -24,12 +25,12 @@ from ..store import ID_SUFFIX, Entry
 from .derived import gist
 from .guard import IndexDb, stale_on_error
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 COLUMNS = (
     "id", "path", "hash", "status", "type", "scope", "project", "trust", "lifecycle", "tier",
     "title", "summary", "trigger", "paths", "tags", "links", "created", "updated", "occurred_at",
     "proof_count", "applied", "dup_key", "tasks", "operations", "phases", "authority", "recall", "importance",
-    "last_applied", "source", "thread", "gist", "sender",
+    "last_applied", "source", "thread", "gist", "sender", "successor",
 )
 JSON_COLUMNS = ("paths", "tags", "links", "applied", "tasks", "operations", "phases")
 TUPLE_COLUMNS = ("paths", "tags", "links", "tasks", "operations", "phases")
@@ -72,6 +73,7 @@ class CatalogRow:
     thread: str = ""  # the conversation a turn belongs to (see threads.py), else ""
     gist: str = ""  # what the indexes read as its summary (see derived.gist): a turn's text to its neighbours
     sender: str = ""  # who it came from in a shared vault ("": not known)
+    successor: str = ""  # the memory holding its content now (merged into, compacted into, superseded by), else ""
 
     @property
     def in_trash(self) -> bool:
@@ -94,8 +96,18 @@ def row_from_memory(memory: Memory, path: str, digest: str, *, trashed: bool) ->
         tasks=tuple(memory.tasks), operations=tuple(memory.operations), phases=tuple(memory.phases),
         authority=memory.authority, recall=memory.recall, importance=float(memory.importance),
         last_applied=memory.last_applied, source=memory.source, thread=(thread_of(memory.source) or ("", ""))[0],
-        gist=gist(memory), sender=memory.sender or "",
+        gist=gist(memory), sender=memory.sender or "", successor=successor(memory),
     )
+
+
+def successor(memory: Memory) -> str:
+    """The id of the memory that holds ``memory``'s content now: the one governance merged it into
+    (``merged_into``), the digest it was compacted into, or the one superseding it; else ""."""
+    for key in ("merged_into", "compacted_into"):
+        value = memory.extra.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return memory.superseded_by or ""
 
 
 def row_from_entry(entry: Entry, digest: str) -> CatalogRow:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IndexStale, VaultError
+from ..format.text import whole_fragment
 
 SCHEMA_VERSION = "memvault-fulltext-2"
 TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags", "context", "when")
@@ -220,6 +221,7 @@ class FullTextIndex:
         hits = []
         for rank, (score, address) in enumerate(result.hits):
             doc = searcher.doc(address)
-            snippet = snippets.snippet_from_doc(doc).fragment() if rank < snippet_count else ""
+            snippet = (whole_fragment(str(doc.get_first("summary") or ""), snippets.snippet_from_doc(doc).fragment())
+                       if rank < snippet_count else "")
             hits.append(TextHit(str(doc.get_first("id")), float(score), snippet))
         return hits

@@ -6,9 +6,11 @@ A hit folds into an earlier one only when the two state the same thing with the 
 (the same ``dup_key``), or summary vectors (and body vectors, when both have one) at least
 ``duplicate_similarity`` close and nearly the same words.  Memories that differ in a value (a
 number, an identifier, a name, a path, a quoted string...) are distinct and all stay.  A group of
-duplicates is shown by its current member, the one stated last (``updated``, else ``created``:
-a correction is a new memory stated when it was made), in the place and with the score of the
-group's best; the others are listed in its ``duplicates``.
+duplicates is shown by the member a user would trust: the highest trust first (system, then
+learned, then external: a copy from a tool's output never stands in for what the user stated),
+then the current one, stated last (``updated``, else ``created``: a correction is a new memory
+stated when it was made), then the best scored; in the place and with the score of the group's
+best; the others are listed in its ``duplicates``.
 
 Two shown hits of one scope and project that state the same thing with other values ("the TTL
 is 600 seconds", "... 3600 seconds") conflict: the lower one moves up to just after the higher
@@ -25,20 +27,22 @@ from datetime import UTC, datetime
 import numpy as np
 import numpy.typing as npt
 
+from ..format.kinds import TRUSTS
 from .request import Hit
 from .statements import Statement, differing_values, prefix_tokens, same_statement, statement_of
 
 Vector = npt.NDArray[np.float32]
 VectorOf = Callable[[str, str], Vector | None]  # (memory id, lane) -> its first vector in that lane
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
+_TRUST_RANK = {trust: len(TRUSTS) - n for n, trust in enumerate(TRUSTS)}  # system > learned > external
 
 
 def collapse(hits: list[Hit], limit: int, threshold: float, vector_of: VectorOf) -> list[Hit]:
-    """True duplicates (see the module) fold into their current member; conflicting hits sit side by side.
+    """True duplicates (see the module) fold into the member a user would trust; conflicting hits sit side by side.
 
     Only as many hits as can still be shown are compared.
     """
-    return side_by_side([_current(group) for group in fold(hits, limit, threshold, vector_of)])
+    return side_by_side([_trusted(group) for group in fold(hits, limit, threshold, vector_of)])
 
 
 def statement(hit: Hit) -> Statement:
@@ -82,18 +86,22 @@ def _moment(hit: Hit) -> datetime:
     return hit.updated if hit.updated.tzinfo else hit.updated.replace(tzinfo=UTC)
 
 
-def _current(group: list[Hit]) -> Hit:
-    """The group's member stated last (the best on a tie), in the best one's place and with its score."""
+def _trusted(group: list[Hit]) -> Hit:
+    """The group's member of the highest trust, of those the one stated last (the best on a tie),
+    in the best one's place and with its score."""
     best = group[0]
-    current = max(group, key=_moment)  # the first of the latest: the best when none is later
-    current.duplicates.extend(hit.id for hit in group if hit is not current)
-    if current.duplicates:
-        current.why.append(f"near-duplicates folded in: {', '.join(current.duplicates)}")
-    if current is not best:
-        current.why.append(f"the current version of its duplicates (updated last): shown in the place of "
-                           f"{best.id} with its score {best.score:.3f} (its own {current.score:.3f})")
-        current.score = best.score
-    return current
+    # The first of the most trusted, latest ones: the best when none is more trusted or later.
+    shown = max(group, key=lambda hit: (_TRUST_RANK.get(hit.trust, 0), _moment(hit)))
+    shown.duplicates.extend(hit.id for hit in group if hit is not shown)
+    if shown.duplicates:
+        shown.why.append(f"near-duplicates folded in: {', '.join(shown.duplicates)}")
+    if shown is not best:
+        reason = ("the current version of its duplicates (updated last)" if shown.trust == best.trust
+                  else f"the most trusted of its duplicates ({shown.trust}, over {best.trust})")
+        shown.why.append(f"{reason}: shown in the place of {best.id} with its score {best.score:.3f} "
+                         f"(its own {shown.score:.3f})")
+        shown.score = best.score
+    return shown
 
 
 def side_by_side(hits: list[Hit]) -> list[Hit]:

@@ -10,7 +10,8 @@ from .fusion import LaneRank
 from .lanes import Lanes
 
 RERANK_WORDS = {"terms": "query words covered", "tags": "tags named in the query",
-                "time": "date the query names", "thread": "next to a strong match"}
+                "time": "date the query names", "thread": "next to a strong match",
+                "unanimous": "held below the memory every lane ranks first"}
 
 
 def query_reading(found: Lanes, memory_id: str, lanes: Mapping[str, int]) -> list[str]:

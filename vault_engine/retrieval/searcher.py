@@ -7,10 +7,12 @@ again.  Lanes are fused by weighted RRF normalised to (0, 1], then boosted by re
 time, proof, trust and usefulness (:mod:`fusion`), and the best are re-ranked (:mod:`rerank`).
 Filters (project, path selectors, type, trust; :mod:`filters`) hold in every lane before
 ranking; superseded memories never appear; trashed ones are never hits but, when they match
-strongly, are offered for revival.  Linked neighbours may join at a share of the linking hit's
-score (:mod:`neighbours`), true duplicates fold into their current member, hits that state the
-same with other values are placed side by side, and the list is cut to the limit and the
-character budget (:mod:`collapse`).  Every hit explains itself (:mod:`explain`).
+strongly and would clear the relevance floor themselves, are offered for revival (not when the
+memory holding their content now, the survivor of a merge, is a hit).  Linked neighbours may
+join at a share of the linking hit's score (:mod:`neighbours`), true duplicates fold into the
+member a user would trust, hits that state the same with other values are placed side by side,
+and the list is cut to the limit and the character budget (:mod:`collapse`).  Every hit
+explains itself (:mod:`explain`).
 
 A :class:`Searcher` keeps the indexes open and the filter masks cached, so a
 long-lived process (the watcher, the MCP server, a benchmark) pays the
@@ -254,7 +256,9 @@ class Searcher:
                     hit.why.append("no vectors yet (being built): found by its words alone")
             building = vectors_building(self.pending, self.indexed)
             notice = f"{building}; {notice}" if notice else building
-        return SearchResult(request.query, hits, self._revivable(found, positions, limit, moment), notice,
+        shown = {memory_id for hit in hits for memory_id in (hit.id, *hit.duplicates)}  # folded ones are shown too
+        revivable = self._revivable(request.query, found, positions, limit, moment, shown)
+        return SearchResult(request.query, hits, revivable, notice,
                             best.to_json(), project=request.project, weak_left_out=left_out,
                             vectors=self.vectors_state())
 
@@ -372,8 +376,17 @@ class Searcher:
         hits = collapse(hits, limit, s.duplicate_similarity, self.vectors.vector)
         return cut(hits, limit, s.max_context_chars), best
 
-    def _revivable(self, found: lanes.Lanes, positions: Positions, limit: int, now: datetime) -> list[Hit]:
-        """Trashed memories that match strongly, offered for revival (never hits)."""
+    def _clearing(self, query: str, hits: list[Hit]) -> list[Hit]:
+        """Those of ``hits`` that clear the relevance floor themselves (weighed as a search's hits are)."""
+        self._weigh_evidence(query, hits)
+        return [h for h in hits if not h.weak]
+
+    def _revivable(self, query: str, found: lanes.Lanes, positions: Positions, limit: int, now: datetime,
+                   shown: set[str]) -> list[Hit]:
+        """Trashed memories that match strongly, offered for revival (never hits): those among the
+        best ``limit`` that score at least ``revive_score`` and clear the relevance floor
+        themselves, unless the memory holding their content now (a merge's survivor) is ``shown`` (a
+        hit, or a duplicate folded into one)."""
         s = self.settings
         cols = self._cols()
         rankings = found.rankings
@@ -381,6 +394,8 @@ class Searcher:
             return []
         all_input, all_weights = fusion_input(rankings, found.similarity, s)
         top: list[Fused] = fuse(all_input, all_weights, s.rrf_k)[:limit]
-        trashed_rows = self.rows({f.id for f in top if cols.trashed[cols.position[f.id]]})
+        trashed_rows = {i: row for i, row in self.rows({f.id for f in top if cols.trashed[cols.position[f.id]]}).items()
+                        if row.successor not in shown}
         revivable = [make_hit(f, trashed_rows[f.id], s, positions, found, now) for f in top if f.id in trashed_rows]
-        return [h for h in revivable if h.score >= s.revive_score][:MAX_REVIVABLE]
+        strong = [h for h in revivable if h.score >= s.revive_score]
+        return self._clearing(query, strong)[:MAX_REVIVABLE] if strong else []
