@@ -89,10 +89,10 @@ class RetrievalSettings:
     limit: int = 10
     max_context_chars: int = 4000
     min_score: float = 0.05
-    relevance_floor: float = 0.6
-    meaning_floor: float = 0.5
-    named_relevance_floor: float = 0.45
-    named_meaning_floor: float = 0.3
+    relevance_floor: float = 0.75
+    meaning_floor: float = 0.55
+    named_relevance_floor: float = 0.55
+    named_meaning_floor: float = 0.25
     vector_fusion: str = "max"
     candidates: int = 100
     duplicate_similarity: float = 0.95

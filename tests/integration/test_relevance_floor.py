@@ -135,7 +135,7 @@ def test_a_question_about_a_subject_the_vault_is_tagged_with_counts_its_name(mak
     about_her = vault.search(SearchRequest("What are Melanie's politics?", weak=True))
     stranger = vault.search(SearchRequest("What are Gertrude's politics?", weak=True))
     best = max(h.evidence for h in about_her.hits)
-    assert best >= vault.config.retrieval.relevance_floor
+    assert any(not h.weak for h in about_her.hits)  # her turns clear the floors
     assert max(h.evidence for h in stranger.hits) < best
     assert vault.search(SearchRequest("What are Melanie's politics?")).hits
     # The same memories with the tag inferred: the name weighs by its rarity again.

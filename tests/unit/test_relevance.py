@@ -56,6 +56,7 @@ def test_the_specific_words_of_a_query_are_its_names_numbers_and_identifiers() -
     assert of("how many reviewers does a PR need").words == frozenset()  # an abbreviation may be spelled out
     assert of("which AWS region").codes == {"aw"}  # one English does not list is an identifier (as stemmed)
     assert of("should I use pnpm").codes == {"pnpm"}
+    assert of("can I ship to prod from this repo").words == frozenset()  # abbreviations of listed words
     assert of("What is the weather").words == frozenset()  # a capital that starts the query
 
 

@@ -20,6 +20,7 @@ by their stem, so "tests" and "test" weigh about the same.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from functools import lru_cache
@@ -57,6 +58,23 @@ def rank(word: str, stem: str | None = None) -> int:
     if found is None and stem and len(stem) >= MIN_STEM:
         found = ranks.get(stem.casefold())
     return found if found is not None else unknown_rank()
+
+
+@lru_cache(maxsize=1)
+def _sorted_words() -> list[str]:
+    return sorted(_ranks())
+
+
+def abbreviates(word: str) -> bool:
+    """Whether ``word`` (one the vocabulary does not list) starts a word it lists: "prod" of
+    "production", "repo" of "repository", "config" of "configuration"; a name or an id ("pnpm",
+    "globex") starts none."""
+    folded = word.casefold()
+    if len(folded) < MIN_STEM - 1:
+        return False
+    words = _sorted_words()
+    at = bisect.bisect_left(words, folded)
+    return at < len(words) and words[at].startswith(folded) and words[at] != folded
 
 
 def weight(word: str, stem: str | None = None) -> float:

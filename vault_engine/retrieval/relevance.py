@@ -94,7 +94,8 @@ class Specifics:
     """The query's specific words, stemmed: what a paraphrase cannot say in other words.
 
     ``codes`` are numbers and words English does not list (:mod:`rarity`: a tool's name, an id,
-    "pnpm", "1042", "AWS"): a memory must carry every one.  ``names`` are the words capitalised past
+    "pnpm", "1042", "AWS"; not the start of a word it lists, "prod" or "repo", which a paraphrase
+    may spell out): a memory must carry every one.  ``names`` are the words capitalised past
     the query's first word ("Caroline", "European"): a memory must carry one of them, since a question
     may name a person and a place and be answered by a memory of one."""
 
@@ -110,7 +111,7 @@ class Specifics:
                 continue
             stems = rerank.stems(token)
             unlisted = rarity.rank(token, stems[0] if stems else None) == rarity.unknown_rank()
-            if unlisted or any(c.isdigit() for c in token):
+            if any(c.isdigit() for c in token) or (unlisted and not rarity.abbreviates(token)):
                 codes.update(stems)
             elif n > 0 and token[:1].isupper() and not token.isupper():
                 # An abbreviation English lists (PR, UI, API) may be spelled out: a capital makes a
