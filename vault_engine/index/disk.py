@@ -1,13 +1,19 @@
 """What sync reads of the disk: every memory file's id and digest, parsing only what changed.
 
-The stat cache (``.memvault/sync-files.json``) maps a path to ``[mtime_ns, size, digest, id]``
-from the last sync, so a file with the same mtime and size is not even read.
+The stat cache (``.memvault/sync-files.json``) maps a path to ``[mtime_ns, size, digest, id,
+inode, ctime_ns]`` from the last sync, so a file whose stat is unchanged is not even read.  The inode
+catches a file replaced by another (an editor's save by rename, ``rsync``) and the change time an edit
+that kept or restored the modification time.  A stat recorded within :data:`RACY_NS` of the file's last
+change is *racy*: a second edit of the same size in the same clock tick would leave it as it was, so
+it is recorded with change time 0 and the next reader compares the file's bytes instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +26,20 @@ from ..store import Entry
 from .plan import Located
 
 STAT_CACHE = "sync-files.json"
+RACY_NS = 2_000_000_000  # file systems stamp times to 1-2 s at worst (FAT, some network shares)
+
+
+def stat_entry(info: os.stat_result, digest: str, memory_id: str) -> list[Any]:
+    """The stat cache's entry for a file read with stat ``info`` (racy: change time 0, see the module)."""
+    changed = max(info.st_mtime_ns, info.st_ctime_ns)
+    ctime = 0 if changed >= time.time_ns() - RACY_NS else info.st_ctime_ns
+    return [info.st_mtime_ns, info.st_size, digest, memory_id, info.st_ino, ctime]
+
+
+def unchanged(known: Sequence[Any], info: os.stat_result) -> bool:
+    """Whether ``info`` is the stat the cache recorded (an older entry of four fields never is)."""
+    return (len(known) == 6 and known[0] == info.st_mtime_ns and known[1] == info.st_size
+            and known[4] == info.st_ino and known[5] == info.st_ctime_ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,23 +67,23 @@ def _read_one(root: Path, rel: str, path: Path, known: Sequence[Any] | None,
         info = path.stat()
     except OSError:
         return None
-    if known and len(known) == 4 and known[0] == info.st_mtime_ns and known[1] == info.st_size:
+    if known and unchanged(known, info):
         return DiskFile(rel, str(known[2]), str(known[3]), None), list(known), False
     try:
         data = store.read_bytes(root, rel)
         digest = content_digest(data)
-        if known and len(known) == 4 and known[2] == digest:
-            return DiskFile(rel, digest, str(known[3]), None), [info.st_mtime_ns, info.st_size, digest, known[3]], False
+        if known and known[2] == digest:
+            return DiskFile(rel, digest, str(known[3]), None), stat_entry(info, digest, known[3]), False
         entry = store.entry_from_bytes(rel, data)
     except MemoryFileError as exc:
         problems.append(exc)
-        if not known or len(known) != 4:
+        if not known:
             return None
         # A file that is invalid for a while (mid-edit) keeps what the indexes
         # hold; its cached stat stays old, so it is read again next time.
         return DiskFile(rel, str(known[2]), str(known[3]), None), list(known), False
     memory_id = entry.memory.id
-    return DiskFile(rel, digest, memory_id, entry), [info.st_mtime_ns, info.st_size, digest, memory_id], True
+    return DiskFile(rel, digest, memory_id, entry), stat_entry(info, digest, memory_id), True
 
 
 def _choose(root: Path, memory_id: str, held: Sequence[DiskFile], known: copies.Known | None,
@@ -99,8 +119,8 @@ def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]],
               records: Mapping[str, tuple[str, str]] | None = None) -> DiskState:
     """Every memory file's id and digest, parsing only files whose bytes changed.
 
-    ``stat_cache`` maps a path to ``[mtime_ns, size, digest, id]`` from the last sync;
-    a file with the same mtime and size is not even read.  ``records`` (the catalog's: id ->
+    ``stat_cache`` maps a path to its stat, digest and id at the last sync (see the module);
+    a file with the same stat is not even read.  ``records`` (the catalog's: id ->
     (path, digest)) say which file of an id the indexes hold: of several files with one id, that
     one keeps it (the whole rule: :mod:`vault_engine.copies`).
     """
@@ -176,13 +196,21 @@ def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequenc
 
 
 def load_stat_cache(path: Path) -> dict[str, list[Any]]:
-    """The stat cache; unreadable, or any entry not ``[mtime_ns, size, digest, id]``, is left out (re-read)."""
+    """The stat cache; unreadable, or any entry not ``[mtime_ns, size, digest, id, inode, ctime_ns]`` (or
+    the four fields of older releases, whose files are read once more), is left out (re-read)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
         return {}
-    return {rel: known for rel, known in data.items()
-            if isinstance(known, list) and len(known) == 4 and all(type(v) is int for v in known[:2])
-            and all(isinstance(v, str) for v in known[2:])}
+    return {rel: known for rel, known in data.items() if _entry_shape(known)}
+
+
+def _entry_shape(known: Any) -> bool:
+    """Whether ``known`` is a stat cache entry (read before every search: no generator per entry)."""
+    if type(known) is not list or len(known) not in (4, 6):
+        return False
+    if type(known[0]) is not int or type(known[1]) is not int or type(known[2]) is not str or type(known[3]) is not str:
+        return False
+    return len(known) == 4 or (type(known[4]) is int and type(known[5]) is int)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .. import store
-from ..errors import IndexStale, VaultError
+from ..errors import IndexStale, VaultBusy, VaultError
 from .ports import Open as Vault
 
 if TYPE_CHECKING:
@@ -176,10 +176,46 @@ def spawn_filler(vault: Vault) -> bool:
     return True
 
 
-def search(vault: Vault, request: SearchRequest) -> SearchResult:
-    """Hybrid search; builds the indexes first when they are missing or unreadable."""
+READ_WAIT = 2.0  # seconds a read waits for another process's sync before it answers from the indexes as they are
 
-    notice = None
+
+def bring_current(vault: Vault) -> str | None:
+    """Index what changed on disk since the last sync before a read: the words at once, the vectors of
+    an edited memory dropped and queued (see :func:`sync_soon`).  Files whose stat alone changed are
+    recorded as they are.  A notice when the indexes could not be brought in line (another process
+    holds them longer than ``READ_WAIT``, or the sync failed); None otherwise."""
+    from ..index.freshness import changes, settle
+
+    if not (vault.root / store.STATE_DIR / "catalog.sqlite").exists():
+        return None  # nothing indexed yet: the search builds it
+    found = changes(vault.root)
+    if found.empty and not found.settled:
+        return None
+    if found.empty:
+        with vault.index_lock.try_hold() as held:
+            if held:
+                settle(vault.root, found.settled)
+        return None
+    try:
+        with vault.index_lock.hold(timeout=READ_WAIT):
+            sync_soon(vault, paths=found.paths)
+    except VaultBusy:
+        return (f"notice: {_files(len(found.paths))} changed since the search indexes were updated; another "
+                "memvault process is updating them, so results may be out of date")
+    except VaultError as exc:
+        return f"warning: search indexes not updated ({exc.one_line()}); run `memvault sync`"
+    return None
+
+
+def _files(count: int) -> str:
+    return "1 file" if count == 1 else f"{count} files"
+
+
+def search(vault: Vault, request: SearchRequest) -> SearchResult:
+    """Hybrid search over the files as they are now; builds the indexes first when they are missing or
+    unreadable, and indexes what changed since the last sync (:func:`bring_current`)."""
+
+    notice = bring_current(vault)
     if not (vault.root / store.STATE_DIR / "catalog.sqlite").exists():
         report = sync_soon(vault)
         notice = report.notice or f"notice: built the search indexes ({report.plan.summary()})"
