@@ -176,7 +176,7 @@ def spawn_filler(vault: Vault) -> bool:
     return True
 
 
-READ_WAIT = 2.0  # seconds a read waits for another process's sync before it answers from the indexes as they are
+READ_WAIT = 1.0  # seconds a read waits for another process's sync before it answers from the indexes as they are
 
 
 def bring_current(vault: Vault) -> str | None:
@@ -184,11 +184,14 @@ def bring_current(vault: Vault) -> str | None:
     an edited memory dropped and queued (see :func:`sync_soon`).  Files whose stat alone changed are
     recorded as they are.  A notice when the indexes could not be brought in line (another process
     holds them longer than ``READ_WAIT``, or the sync failed); None otherwise."""
-    from ..index.freshness import changes, settle
+    from ..index.disk import STAT_CACHE, load_stat_cache
+    from ..index.freshness import compare, settle
 
-    if not (vault.root / store.STATE_DIR / "catalog.sqlite").exists():
-        return None  # nothing indexed yet: the search builds it
-    found = changes(vault.root)
+    state = vault.root / store.STATE_DIR
+    cache = load_stat_cache(state / STAT_CACHE) if (state / "catalog.sqlite").exists() else {}
+    if not cache:
+        return None  # nothing indexed yet, or a build under way or cut short: the search decides
+    found = compare(vault.root, cache)
     if found.empty and not found.settled:
         return None
     if found.empty:
