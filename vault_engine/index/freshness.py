@@ -17,6 +17,7 @@ folder's, so every file is stat'ed either way (``scripts/bench_freshness.py`` me
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,26 @@ class Changes:
     @property
     def empty(self) -> bool:
         return not self.paths
+
+
+class RecordedStats:
+    """The stat cache as last read, kept by a long-lived process (a server): parsed again only when the
+    file was replaced (every sync writes a new file)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._stamp: tuple[int, int, int] | None = None
+        self._cache: dict[str, list[Any]] = {}
+
+    def load(self) -> Mapping[str, Sequence[Any]]:
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return {}
+        stamp = (info.st_ino, info.st_mtime_ns, info.st_size)
+        if stamp != self._stamp:
+            self._cache, self._stamp = load_stat_cache(self.path), stamp
+        return self._cache
 
 
 def changes(root: Path) -> Changes:

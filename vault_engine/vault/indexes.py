@@ -184,11 +184,13 @@ def bring_current(vault: Vault) -> str | None:
     an edited memory dropped and queued (see :func:`sync_soon`).  Files whose stat alone changed are
     recorded as they are.  A notice when the indexes could not be brought in line (another process
     holds them longer than ``READ_WAIT``, or the sync failed); None otherwise."""
-    from ..index.disk import STAT_CACHE, load_stat_cache
-    from ..index.freshness import compare, settle
+    from ..index.disk import STAT_CACHE
+    from ..index.freshness import RecordedStats, compare, settle
 
     state = vault.root / store.STATE_DIR
-    cache = load_stat_cache(state / STAT_CACHE) if (state / "catalog.sqlite").exists() else {}
+    if vault._stats is None:
+        vault._stats = RecordedStats(state / STAT_CACHE)
+    cache = vault._stats.load() if (state / "catalog.sqlite").exists() else {}
     if not cache:
         return None  # nothing indexed yet, or a build under way or cut short: the search decides
     found = compare(vault.root, cache)
