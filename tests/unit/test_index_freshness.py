@@ -119,3 +119,21 @@ def test_a_stat_cache_of_an_older_release_is_read_once_more(synced: tuple[Vault,
     assert set(load_stat_cache(cache)) == set(entries)  # kept, not dropped
     found = changes(vault.root)
     assert found.empty and set(found.settled) == set(entries)
+
+
+def test_an_invalid_file_is_read_by_one_sync_then_passed_by_until_it_changes(
+        synced: tuple[Vault, dict[str, str]]) -> None:
+    """Regression: a file sync refuses left no record, so every read found it new and synced it again."""
+    vault, _made = synced
+    broken = vault.root / "memories" / "global" / "broken.md"
+    broken.write_text("---\nid: m-01broken\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    assert changes(vault.root).paths == ("memories/global/broken.md",)
+    report = vault.sync()
+    assert [p.path for p in report.problems] == ["memories/global/broken.md"]
+    assert changes(vault.root).empty  # recorded: the next reads do not sync it again
+    assert [p.path for p in vault.sync().problems] == ["memories/global/broken.md"]  # still reported
+    assert freshness(vault.root)[0] == "current"
+    broken.write_text("# Mended\n\nThe broken note was mended.\n", encoding="utf-8")
+    assert changes(vault.root).paths == ("memories/global/broken.md",)
+    hits = Vault(vault.root, embedder=HashEmbedder()).search(SearchRequest("mended")).hits
+    assert hits[0].path == "memories/global/broken.md"

@@ -61,24 +61,28 @@ class DiskState:
 
 
 def _read_one(root: Path, rel: str, path: Path, known: Sequence[Any] | None,
-              problems: list[VaultError]) -> tuple[DiskFile, list[Any], bool] | None:
-    """One file's (DiskFile, stat-cache entry, parsed?), or None when it cannot be used."""
+              problems: list[VaultError]) -> tuple[DiskFile | None, list[Any], bool] | None:
+    """One file's (DiskFile, stat-cache entry, parsed?); no DiskFile for a file refused (its stat is
+    recorded all the same, with no id), None when it cannot even be stat'ed."""
     try:
         info = path.stat()
     except OSError:
         return None
-    if known and unchanged(known, info):
+    indexed = bool(known and known[3])  # a refused file's entry names no id: it is read again, and refused again
+    if known and indexed and unchanged(known, info):
         return DiskFile(rel, str(known[2]), str(known[3]), None), list(known), False
+    data = None
     try:
         data = store.read_bytes(root, rel)
         digest = content_digest(data)
-        if known and known[2] == digest:
+        if known and indexed and known[2] == digest:
             return DiskFile(rel, digest, str(known[3]), None), stat_entry(info, digest, known[3]), False
         entry = store.entry_from_bytes(rel, data)
     except MemoryFileError as exc:
         problems.append(exc)
-        if not known:
-            return None
+        if not known or not indexed:
+            # Recorded, so that the check before a read (:mod:`.freshness`) passes it by until it changes.
+            return None, stat_entry(info, content_digest(data) if data is not None else "", ""), False
         # A file that is invalid for a while (mid-edit) keeps what the indexes
         # hold; its cached stat stays old, so it is read again next time.
         return DiskFile(rel, str(known[2]), str(known[3]), None), list(known), False
@@ -146,6 +150,8 @@ def _read_files(root: Path, files: Iterable[tuple[str, Path]], stat_cache: Mappi
             continue
         candidate, state.stat_cache[rel], was_parsed = read
         state.parsed += was_parsed
+        if candidate is None:
+            continue
         found.setdefault(candidate.memory_id, []).append(candidate)
     clashing = [memory_id for memory_id, held in found.items() if len(held) > 1]
     indexed = {i: records[i][0] for i in clashing if i in records}
