@@ -3,9 +3,11 @@
 The stat cache (``.memvault/sync-files.json``) maps a path to ``[mtime_ns, size, digest, id,
 inode, ctime_ns]`` from the last sync, so a file whose stat is unchanged is not even read.  The inode
 catches a file replaced by another (an editor's save by rename, ``rsync``) and the change time an edit
-that kept or restored the modification time.  A stat recorded within :data:`RACY_NS` of the file's last
+that kept or restored the modification time.  A stat recorded close to the file's last
 change is *racy*: a second edit of the same size in the same clock tick would leave it as it was, so
-it is recorded with change time 0 and the next reader compares the file's bytes instead.
+it is recorded with change time 0 and the next reader compares the file's bytes instead.  Close is
+within 0.1 s on a file system that stamps times finer than a second (:data:`FINE_RACY_NS`), 2 s on one
+that stamps whole seconds (:data:`RACY_NS`).
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ from ..store import Entry
 from .plan import Located
 
 STAT_CACHE = "sync-files.json"
-RACY_NS = 2_000_000_000  # file systems stamp times to 1-2 s at worst (FAT, some network shares)
+RACY_NS = 2_000_000_000  # a file system that stamps whole seconds does so to 1-2 s (FAT, some network shares)
+FINE_RACY_NS = 100_000_000  # one that stamps finer, to the kernel's clock tick (1-10 ms)
 
 
 def stat_entry(info: os.stat_result, digest: str, memory_id: str) -> list[Any]:
     """The stat cache's entry for a file read with stat ``info`` (racy: change time 0, see the module)."""
     changed = max(info.st_mtime_ns, info.st_ctime_ns)
-    ctime = 0 if changed >= time.time_ns() - RACY_NS else info.st_ctime_ns
+    # The change time is the file system's own stamp (no tool sets it): whole seconds show a coarse one.
+    window = RACY_NS if info.st_ctime_ns % 1_000_000_000 == 0 else FINE_RACY_NS
+    ctime = 0 if changed >= time.time_ns() - window else info.st_ctime_ns
     return [info.st_mtime_ns, info.st_size, digest, memory_id, info.st_ino, ctime]
 
 
