@@ -10,6 +10,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import subprocess
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -242,6 +243,34 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
                     yield rel, Path(item.path), None
                 else:  # a FIFO or device would block the reader forever
                     yield rel, None, "not a regular file; not read"
+
+
+def stat_markdown(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """(relative path, stat) of every file :func:`iter_markdown` would read, in no set order: the same
+    rules, without the paths of the files it reports (nothing of theirs is ever indexed), at the cost
+    of one ``lstat`` per file; asked before every read, so it builds no ``Path`` and sorts nothing."""
+    stack: list[tuple[str, str]] = [(str(root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            items = os.scandir(folder)
+        except OSError:
+            continue
+        with items:
+            for item in items:
+                name = item.name
+                if name[0] == "." or item.is_symlink() or not _is_utf8(name):
+                    continue
+                if item.is_dir(follow_symlinks=False):
+                    if prefix or name not in SKIP_DIRS:
+                        stack.append((item.path, prefix + name + "/"))
+                elif name.endswith(".md") and name != INDEX_PAGE and (prefix or name not in ROOT_FILES):
+                    try:
+                        info = item.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISREG(info.st_mode):
+                        yield prefix + name, info
 
 
 def _is_utf8(name: str) -> bool:

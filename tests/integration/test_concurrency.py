@@ -29,6 +29,7 @@ from vault_engine.index.fakes import HashEmbedder
 from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.store import STATE_DIR, Scan
 from vault_engine.vault import NewMemory, Vault, now
+from vault_engine.vault.indexes import READ_WAIT
 
 pytestmark = pytest.mark.slow
 
@@ -228,6 +229,27 @@ def test_a_search_during_another_process_building_the_indexes_does_not_wait(
     builder.wait(timeout=10)
     result = vault.search(SearchRequest("gateway trace header"))  # the build was cut short: this one finishes it
     assert result.hits[0].id == made and result.notice is not None and "built them" in result.notice
+
+
+def test_a_hand_edit_while_another_process_holds_the_indexes_waits_briefly_then_says_so(
+        make_vault: Callable[..., Vault], holder: Callable[[Path], subprocess.Popen[str]]) -> None:
+    """A read that finds files changed waits at most READ_WAIT for another process's sync, answers from
+    the indexes as they are with a notice, and the next read once the lock is free indexes the edit."""
+    vault = Vault(make_vault().root, embedder=HashEmbedder(), auto_sync=True)
+    made = vault.add(NewMemory("The gateway rejects requests without a trace header.")).id
+    path = vault.root / vault.find(made).path
+    path.write_text(path.read_text(encoding="utf-8").replace("trace header", "tenant token"), encoding="utf-8")
+    syncing = holder(vault.index_lock.path)
+    started = time.perf_counter()
+    result = vault.search(SearchRequest("tenant token"))
+    assert time.perf_counter() - started < READ_WAIT + 1.0
+    assert result.notice is not None and "1 file changed since the search indexes were updated" in result.notice
+    assert syncing.stdin is not None
+    syncing.stdin.close()
+    syncing.wait(timeout=10)
+    result = vault.search(SearchRequest("tenant token"))
+    assert result.hits[0].id == made and "fts" in result.hits[0].lanes
+    assert "changed since" not in (result.notice or "")
 
 
 def test_a_write_while_a_sync_holds_the_index_lock_is_saved_with_a_warning(

@@ -1,13 +1,21 @@
 """What sync reads of the disk: every memory file's id and digest, parsing only what changed.
 
-The stat cache (``.memvault/sync-files.json``) maps a path to ``[mtime_ns, size, digest, id]``
-from the last sync, so a file with the same mtime and size is not even read.
+The stat cache (``.memvault/sync-files.json``) maps a path to ``[mtime_ns, size, digest, id,
+inode, ctime_ns]`` from the last sync, so a file whose stat is unchanged is not even read.  The inode
+catches a file replaced by another (an editor's save by rename, ``rsync``) and the change time an edit
+that kept or restored the modification time.  A stat recorded close to the file's last
+change is *racy*: a second edit of the same size in the same clock tick would leave it as it was, so
+it is recorded with change time 0 and the next reader compares the file's bytes instead.  Close is
+within 0.1 s on a file system that stamps times finer than a second (:data:`FINE_RACY_NS`), 2 s on one
+that stamps whole seconds (:data:`RACY_NS`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +28,23 @@ from ..store import Entry
 from .plan import Located
 
 STAT_CACHE = "sync-files.json"
+RACY_NS = 2_000_000_000  # a file system that stamps whole seconds does so to 1-2 s (FAT, some network shares)
+FINE_RACY_NS = 100_000_000  # one that stamps finer, to the kernel's clock tick (1-10 ms)
+
+
+def stat_entry(info: os.stat_result, digest: str, memory_id: str) -> list[Any]:
+    """The stat cache's entry for a file read with stat ``info`` (racy: change time 0, see the module)."""
+    changed = max(info.st_mtime_ns, info.st_ctime_ns)
+    # The change time is the file system's own stamp (no tool sets it): whole seconds show a coarse one.
+    window = RACY_NS if info.st_ctime_ns % 1_000_000_000 == 0 else FINE_RACY_NS
+    ctime = 0 if changed >= time.time_ns() - window else info.st_ctime_ns
+    return [info.st_mtime_ns, info.st_size, digest, memory_id, info.st_ino, ctime]
+
+
+def unchanged(known: Sequence[Any], info: os.stat_result) -> bool:
+    """Whether ``info`` is the stat the cache recorded (an older entry of four fields never is)."""
+    return (len(known) == 6 and known[0] == info.st_mtime_ns and known[1] == info.st_size
+            and known[4] == info.st_ino and known[5] == info.st_ctime_ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,29 +66,33 @@ class DiskState:
 
 
 def _read_one(root: Path, rel: str, path: Path, known: Sequence[Any] | None,
-              problems: list[VaultError]) -> tuple[DiskFile, list[Any], bool] | None:
-    """One file's (DiskFile, stat-cache entry, parsed?), or None when it cannot be used."""
+              problems: list[VaultError]) -> tuple[DiskFile | None, list[Any], bool] | None:
+    """One file's (DiskFile, stat-cache entry, parsed?); no DiskFile for a file refused (its stat is
+    recorded all the same, with no id), None when it cannot even be stat'ed."""
     try:
         info = path.stat()
     except OSError:
         return None
-    if known and len(known) == 4 and known[0] == info.st_mtime_ns and known[1] == info.st_size:
+    indexed = bool(known and known[3])  # a refused file's entry names no id: it is read again, and refused again
+    if known and indexed and unchanged(known, info):
         return DiskFile(rel, str(known[2]), str(known[3]), None), list(known), False
+    data = None
     try:
         data = store.read_bytes(root, rel)
         digest = content_digest(data)
-        if known and len(known) == 4 and known[2] == digest:
-            return DiskFile(rel, digest, str(known[3]), None), [info.st_mtime_ns, info.st_size, digest, known[3]], False
+        if known and indexed and known[2] == digest:
+            return DiskFile(rel, digest, str(known[3]), None), stat_entry(info, digest, known[3]), False
         entry = store.entry_from_bytes(rel, data)
     except MemoryFileError as exc:
         problems.append(exc)
-        if not known or len(known) != 4:
-            return None
+        if not known or not indexed:
+            # Recorded, so that the check before a read (:mod:`.freshness`) passes it by until it changes.
+            return None, stat_entry(info, content_digest(data) if data is not None else "", ""), False
         # A file that is invalid for a while (mid-edit) keeps what the indexes
         # hold; its cached stat stays old, so it is read again next time.
         return DiskFile(rel, str(known[2]), str(known[3]), None), list(known), False
     memory_id = entry.memory.id
-    return DiskFile(rel, digest, memory_id, entry), [info.st_mtime_ns, info.st_size, digest, memory_id], True
+    return DiskFile(rel, digest, memory_id, entry), stat_entry(info, digest, memory_id), True
 
 
 def _choose(root: Path, memory_id: str, held: Sequence[DiskFile], known: copies.Known | None,
@@ -99,8 +128,8 @@ def read_disk(root: Path, stat_cache: Mapping[str, Sequence[Any]],
               records: Mapping[str, tuple[str, str]] | None = None) -> DiskState:
     """Every memory file's id and digest, parsing only files whose bytes changed.
 
-    ``stat_cache`` maps a path to ``[mtime_ns, size, digest, id]`` from the last sync;
-    a file with the same mtime and size is not even read.  ``records`` (the catalog's: id ->
+    ``stat_cache`` maps a path to its stat, digest and id at the last sync (see the module);
+    a file with the same stat is not even read.  ``records`` (the catalog's: id ->
     (path, digest)) say which file of an id the indexes hold: of several files with one id, that
     one keeps it (the whole rule: :mod:`vault_engine.copies`).
     """
@@ -126,6 +155,8 @@ def _read_files(root: Path, files: Iterable[tuple[str, Path]], stat_cache: Mappi
             continue
         candidate, state.stat_cache[rel], was_parsed = read
         state.parsed += was_parsed
+        if candidate is None:
+            continue
         found.setdefault(candidate.memory_id, []).append(candidate)
     clashing = [memory_id for memory_id, held in found.items() if len(held) > 1]
     indexed = {i: records[i][0] for i in clashing if i in records}
@@ -176,13 +207,21 @@ def read_paths(root: Path, rels: Iterable[str], stat_cache: Mapping[str, Sequenc
 
 
 def load_stat_cache(path: Path) -> dict[str, list[Any]]:
-    """The stat cache; unreadable, or any entry not ``[mtime_ns, size, digest, id]``, is left out (re-read)."""
+    """The stat cache; unreadable, or any entry not ``[mtime_ns, size, digest, id, inode, ctime_ns]`` (or
+    the four fields of older releases, whose files are read once more), is left out (re-read)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
         return {}
-    return {rel: known for rel, known in data.items()
-            if isinstance(known, list) and len(known) == 4 and all(type(v) is int for v in known[:2])
-            and all(isinstance(v, str) for v in known[2:])}
+    return {rel: known for rel, known in data.items() if _entry_shape(known)}
+
+
+def _entry_shape(known: Any) -> bool:
+    """Whether ``known`` is a stat cache entry (read before every search: no generator per entry)."""
+    if type(known) is not list or len(known) not in (4, 6):
+        return False
+    if type(known[0]) is not int or type(known[1]) is not int or type(known[2]) is not str or type(known[3]) is not str:
+        return False
+    return len(known) == 4 or (type(known[4]) is int and type(known[5]) is int)

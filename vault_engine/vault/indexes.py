@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .. import store
-from ..errors import IndexStale, VaultError
+from ..errors import IndexStale, VaultBusy, VaultError
 from .ports import Open as Vault
 
 if TYPE_CHECKING:
@@ -176,10 +176,51 @@ def spawn_filler(vault: Vault) -> bool:
     return True
 
 
-def search(vault: Vault, request: SearchRequest) -> SearchResult:
-    """Hybrid search; builds the indexes first when they are missing or unreadable."""
+READ_WAIT = 1.0  # seconds a read waits for another process's sync before it answers from the indexes as they are
 
-    notice = None
+
+def bring_current(vault: Vault) -> str | None:
+    """Index what changed on disk since the last sync before a read: the words at once, the vectors of
+    an edited memory dropped and queued (see :func:`sync_soon`).  Files whose stat alone changed are
+    recorded as they are.  A notice when the indexes could not be brought in line (another process
+    holds them longer than ``READ_WAIT``, or the sync failed); None otherwise."""
+    from ..index.disk import STAT_CACHE
+    from ..index.freshness import RecordedStats, compare, settle
+
+    state = vault.root / store.STATE_DIR
+    if vault._stats is None:
+        vault._stats = RecordedStats(state / STAT_CACHE)
+    cache = vault._stats.load() if (state / "catalog.sqlite").exists() else {}
+    if not cache:
+        return None  # nothing indexed yet, or a build under way or cut short: the search decides
+    found = compare(vault.root, cache)
+    if found.empty and not found.settled:
+        return None
+    if found.empty:
+        with vault.index_lock.try_hold() as held:
+            if held:
+                settle(vault.root, found.settled)
+        return None
+    try:
+        with vault.index_lock.hold(timeout=READ_WAIT):
+            sync_soon(vault, paths=found.paths)
+    except VaultBusy:
+        return (f"notice: {_files(len(found.paths))} changed since the search indexes were updated; another "
+                "memvault process is updating them, so results may be out of date")
+    except VaultError as exc:
+        return f"warning: search indexes not updated ({exc.one_line()}); run `memvault sync`"
+    return None
+
+
+def _files(count: int) -> str:
+    return "1 file" if count == 1 else f"{count} files"
+
+
+def search(vault: Vault, request: SearchRequest) -> SearchResult:
+    """Hybrid search over the files as they are now; builds the indexes first when they are missing or
+    unreadable, and indexes what changed since the last sync (:func:`bring_current`)."""
+
+    notice = bring_current(vault)
     if not (vault.root / store.STATE_DIR / "catalog.sqlite").exists():
         report = sync_soon(vault)
         notice = report.notice or f"notice: built the search indexes ({report.plan.summary()})"

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..config import VaultConfig
     from ..format.memory import Memory
     from ..index.embedder import Embedder
+    from ..index.freshness import RecordedStats
     from ..index.sync import Progress, SyncReport
     from ..journal import Journal
     from ..retrieval.searcher import Searcher
@@ -32,6 +33,7 @@ class Open(Protocol):
     progress: Progress | None
     fill_in_background: Callable[[], object] | None
     _searcher: Searcher | None
+    _stats: RecordedStats | None
 
     @property
     def sender(self) -> str | None: ...

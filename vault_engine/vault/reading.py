@@ -33,15 +33,22 @@ def entry(vault: Vault, memory_id: str, scan: Scan | None = None) -> Entry:
 
 def find(vault: Vault, memory_id: str) -> Entry:
     """:func:`entry` for readers, without reading the whole vault: the file the catalog
-    names for ``memory_id`` when it still holds that id, else :func:`entry` (a scan)."""
-    rel = catalog_paths(vault, [memory_id]).get(memory_id)
-    if rel is not None:
-        try:
-            entry = store.read_entry(vault.root, rel)
-        except (VaultError, OSError):
-            entry = None
-        if entry is not None and entry.memory.id == memory_id:
-            return entry
+    names for ``memory_id`` when it still holds that id; when it does not (renamed, moved or
+    deleted by hand), the catalog brought in line with the files first, then asked again; else
+    :func:`entry` (a scan)."""
+    from .indexes import bring_current
+
+    for attempt in (1, 2):
+        rel = catalog_paths(vault, [memory_id]).get(memory_id)
+        if rel is not None:
+            try:
+                entry = store.read_entry(vault.root, rel)
+            except (VaultError, OSError):
+                entry = None
+            if entry is not None and entry.memory.id == memory_id:
+                return entry
+        if attempt == 2 or bring_current(vault) is not None:
+            break  # the indexes could not be updated: the files decide
     return vault.entry(memory_id)
 
 

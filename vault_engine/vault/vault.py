@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..governance.maintain import MaintainReport
     from ..index.embedder import Embedder
     from ..index.filling import FillReport
+    from ..index.freshness import RecordedStats
     from ..index.sync import Progress, SyncReport
     from ..llm.base import Llm
     from ..retrieval.searcher import Searcher, SearchRequest, SearchResult
@@ -62,6 +63,7 @@ class Vault:
         self.index_warning: str | None = None
         self._transactions = Transactions(self)
         self._searcher: Searcher | None = None
+        self._stats: RecordedStats | None = None  # the stat cache as last read: every read compares the files with it
         self.last_sync: SyncReport | None = None
         self._embedder = embedder
         self._llm: Llm | None = None
