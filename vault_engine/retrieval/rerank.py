@@ -36,6 +36,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..config import RetrievalSettings
+from ..index import segment
 from ..index.catalog import CatalogRow
 from ..index.fulltext import STOPWORDS
 from . import temporal
@@ -48,18 +49,20 @@ _analyzer: Any = None
 
 def stems(text: str) -> list[str]:
     """The words of ``text``, lower-cased and stemmed exactly as the full-text index does
-    (Tantivy's English Snowball stemmer): "changes" and "change" are one word."""
+    (Tantivy's English Snowball stemmer): "changes" and "change" are one word; a run of a
+    script written without spaces gives its bigrams, as the index does (:mod:`segment`)."""
     global _analyzer
     if _analyzer is None:
         import tantivy
 
         _analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
                      .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.stemmer("english")).build())
-    return list(_analyzer.analyze(text))
+    return list(_analyzer.analyze(segment.spaced(text)))
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text)
+    """The words of ``text`` as written; a run of a script written without spaces gives its bigrams."""
+    return segment.words(text, _WORD)
 
 
 def terms_of(text: str, tags: Sequence[str] = ()) -> frozenset[str]:
