@@ -106,3 +106,11 @@ def test_the_relevance_floor_reads_the_bigrams_and_covers_a_substring_fully() ->
     other = relevance.QueryWords.of("猫喜欢吃鱼", 10, {})
     assert other.coverage(rerank.terms_of(CHINESE)) == 0.0
     assert relevance.QueryWords.of("金曜 バックアップ", 10, {}).coverage(rerank.terms_of(JAPANESE)) == 1.0
+
+
+@pytest.mark.parametrize(("query", "wholly"), [
+    ("数据库备份", True), ("バックアップ。", True), ("凌晨2点", True),  # digits and punctuation aside
+    ("使用 pnpm", False), ("backup", False), ("", False), ("I ❤️ it", False),
+])
+def test_a_query_written_wholly_in_these_scripts(query: str, wholly: bool) -> None:
+    assert segment.wholly_in_runs(query) is wholly

@@ -58,6 +58,12 @@ def has_runs(text: str) -> bool:
     return any(True for match in _SPAN.finditer(text) for _run in runs(match.group()))
 
 
+def wholly_in_runs(text: str) -> bool:
+    """Whether ``text`` has a run and no letter outside its runs (digits and punctuation aside):
+    a query written in these scripts alone."""
+    return has_runs(text) and not any(char.isalpha() for char in _SPAN.sub(" ", text))
+
+
 def runs(span: str) -> Iterator[str]:
     """The runs of one stretch of these scripts: a letter or digit, then letters, digits and
     combining marks; punctuation and symbols end a run (a mark before any letter is no run)."""
