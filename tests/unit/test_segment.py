@@ -29,6 +29,11 @@ def test_a_one_character_run_is_its_character() -> None:
     assert segment.words("猫、狗。", WORD) == ["猫", "狗"]
 
 
+def test_han_past_the_basic_plane_is_part_of_a_run() -> None:
+    assert segment.words("𠮷野家で食べた", WORD) == ["𠮷野", "野家", "家で", "で食", "食べ", "べた"]
+    assert segment.has_runs("a 𠮷") and not segment.has_runs("a 😀 — “b”")
+
+
 def test_punctuation_ends_a_run() -> None:
     assert segment.words("上海，北京", WORD) == ["上海", "北京"]
     assert segment.words("データ・バックアップ", WORD) == ["デー", "ータ", "バッ", "ック", "クア", "アッ", "ップ"]
