@@ -80,6 +80,15 @@ def test_a_long_chinese_summary_gives_a_readable_snippet_around_the_match(tmp_pa
     assert snippet.replace("…", "") in summary  # a stretch of the summary as written
 
 
+def test_an_english_snippet_keeps_its_invisible_characters(tmp_path: Path) -> None:
+    index = FullTextIndex(tmp_path / "ft")
+    summary = "The deploy\u200bkey and the word\u2060joiner stay as written."
+    index.apply([{"id": "m-a", "title": "Deploy", "summary": summary, "body": summary, "type": "fact",
+                  "scope": "global", "trust": "learned", "lifecycle": "proven", "tier": "cold", "hash": "h",
+                  "path": "memories/m-a.md"}], [])
+    assert index.search("deploy key", 5)[0].snippet == summary.rstrip(".")
+
+
 def test_a_word_between_brackets_is_found(vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
     vault, made = vault_of(["「確認」する"])
     assert [h.id for h in vault.search(SearchRequest("確認")).hits] == made

@@ -246,7 +246,8 @@ class _Snippets:
 
     def of(self, doc: Any) -> str:
         summary = doc.get_first("summary")
-        if not isinstance(summary, str) or segment.EDGE not in summary:
+        # Bigrams are set off by EDGE; a text without runs keeps any EDGE it was written with.
+        if not isinstance(summary, str) or segment.EDGE not in summary or not segment.has_runs(summary):
             return str(self._generator(SNIPPET_CHARS).snippet_from_doc(doc).fragment())
         fragment = self._generator(3 * SNIPPET_CHARS).snippet_from_doc(doc).fragment()
         return clip(segment.readable(fragment), SNIPPET_CHARS)
