@@ -9,7 +9,8 @@ the top ``rerank_depth`` candidates' catalog row and multiplies the score by
   full-text index (all of them, not just the rarest one BM25 liked; not the neighbouring
   turns' words, nor the date in words, which ``thread`` and ``time`` weigh);
 - ``tags``: the share of the memory's tags that the query names ("what did
-  Caroline ..." and a memory tagged ``caroline``): the tags a person or an importer gave.
+  Caroline ..." and a memory tagged ``caroline``; a tag in a script without spaces by
+  standing in the query: "欧阳娜娜的歌"): the tags a person or an importer gave.
   An inferred memory's tags (an episode's: the compacter chose them from the text, offline
   its most frequent words such as "keep" or "photo") are not counted: they say what the
   text mentions, which ``terms`` reads already, not whom or what it is about;
@@ -77,13 +78,20 @@ class QueryProfile:
     terms: frozenset[str]  # stemmed content words
     names: frozenset[str]  # every word, case folded (tags are compared with these)
     spans: tuple[TimeSpan, ...]
+    folded: str = ""  # the query case folded: a tag in a script without spaces is named by standing in it
 
     @classmethod
     def of(cls, query: str, today: date) -> QueryProfile:
         tokens = words(query)
         content = [t for t in tokens if t.casefold() not in STOPWORDS]
         return cls(frozenset(stems(" ".join(content))), frozenset(t.casefold() for t in tokens),
-                   tuple(temporal.resolve(query, today)))
+                   tuple(temporal.resolve(query, today)), query.casefold())
+
+    def names_tag(self, tag: str) -> bool:
+        """Whether the query names ``tag``: one of its words, or (a tag in a script written
+        without spaces, "欧阳娜娜" in "欧阳娜娜的歌") a stretch of its text."""
+        folded = tag.casefold()
+        return folded in self.names or (segment.has_runs(tag) and folded in self.folded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +112,7 @@ def features(profile: QueryProfile, candidate: Candidate, slack_days: int) -> di
     if profile.terms:
         out["terms"] = len(profile.terms & candidate.terms) / len(profile.terms)
     if candidate.tags:
-        named = [t for t in candidate.tags if t.casefold() in profile.names]
+        named = [t for t in candidate.tags if profile.names_tag(t)]
         out["tags"] = len(named) / len(candidate.tags)
     if profile.spans and candidate.occurred_at is not None:
         day = candidate.occurred_at.date() if isinstance(candidate.occurred_at, datetime) else candidate.occurred_at
