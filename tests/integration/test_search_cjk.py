@@ -41,6 +41,8 @@ def test_a_word_of_the_text_finds_and_answers_its_memory(world: tuple[Vault, lis
     assert result.hits and result.hits[0].id == made[memory], query
     top = result.hits[0]
     assert not top.weak and top.evidence >= vault.config.retrieval.relevance_floor
+    if query != "pnpm":  # a query wholly in these scripts: its words alone, all of them carried
+        assert top.evidence == pytest.approx(1.0)
     assert result.notice is None
     assert top.lanes.get("fts") == 1  # found by its words, not only by the model
     assert FACTS[memory].rstrip("。") in top.snippet and not any(c in top.snippet for c in INVISIBLE)
