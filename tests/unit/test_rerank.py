@@ -27,6 +27,16 @@ def test_stems_match_the_full_text_index() -> None:
     assert rerank.terms_of("Researching adoption", ("Caroline",)) == {"research", "adopt", "carolin"}
 
 
+def test_a_tag_in_a_script_without_spaces_is_named_by_standing_in_the_query() -> None:
+    other = candidate("a", 0.50, "她唱了一首歌", tags=("王菲",))
+    named = candidate("b", 0.45, "她唱了一首歌", tags=("欧阳娜娜",))
+    tags_only = {"tags": 0.5}
+    assert order("欧阳娜娜唱过什么歌", [other, named], tags_only) == ["b", "a"]
+    # An English tag is named as a word only: "line" is not named by "Caroline".
+    assert order("Where did Caroline go camping?", [candidate("c", 0.45, "camping", tags=("line",)),
+                                                    candidate("d", 0.50, "camping")]) == ["d", "c"]
+
+
 def test_terms_lift_the_candidate_that_covers_every_query_word() -> None:
     one_word = candidate("a", 0.50, "adoption is a big step")
     all_words = candidate("b", 0.45, "researching adoption agencies this week")

@@ -1,7 +1,9 @@
 """The full-text index: Tantivy BM25 over title, summary, trigger, body and tags.
 
 Lives in ``.memvault/fulltext/``; raw (untokenised) fields hold the values
-search filters on.  A ``VERSION`` file records the schema: any mismatch,
+search filters on.  Text in scripts written without spaces (Chinese, Japanese, ...) is
+indexed as overlapping character bigrams, and queries are split the same way
+(:mod:`segment`).  A ``VERSION`` file records the schema: any mismatch,
 or an index Tantivy cannot open, raises :class:`IndexStale` so the caller
 rebuilds it from the files.  tantivy is imported only when an index is opened.
 """
@@ -18,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IndexStale, VaultError
-from ..format.text import whole_fragment
+from ..format.text import clip, whole_fragment
+from . import segment
 
-SCHEMA_VERSION = "memvault-fulltext-2"
+SCHEMA_VERSION = "memvault-fulltext-3"  # 3: bigrams of the scripts written without spaces
 TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags", "context", "when")
 UNSTORED = ("body", "context", "when")
 RAW_FIELDS = ("id", "type", "scope", "project", "trust", "lifecycle", "tier", "status", "hash", "path")
@@ -60,8 +63,9 @@ which while who whom why will with would you your yours
 
 
 def query_terms(text: str) -> str:
-    """User text reduced to plain terms, so query syntax in it can never misfire."""
-    terms = [t.casefold() for t in _TERM.findall(text)]  # lower case: AND, OR, NOT are never operators
+    """User text reduced to plain terms, so query syntax in it can never misfire; a run of a
+    script written without spaces is its bigrams, as the index holds it (:mod:`segment`)."""
+    terms = [t.casefold() for t in segment.words(text, _TERM)]  # lower case: AND, OR, NOT are never operators
     content = [t for t in terms if t not in STOPWORDS]
     return " ".join(content or terms)
 
@@ -127,7 +131,7 @@ class FullTextIndex:
                     if value is None:
                         continue
                     for item in value if isinstance(value, (list, tuple)) else [value]:
-                        doc.add_text(name, str(item))
+                        doc.add_text(name, segment.indexed(str(item)) if name in TEXT_FIELDS else str(item))
                 writer.add_document(doc)
             writer.commit()
         finally:
@@ -216,12 +220,42 @@ class FullTextIndex:
         query = tantivy.Query.boolean_query(clauses)
         searcher = self.index.searcher()
         result = searcher.search(query, limit=limit)
-        snippets = tantivy.SnippetGenerator.create(searcher, parsed, schema, "summary")
-        snippets.set_max_num_chars(160)
+        snippets = _Snippets(tantivy, searcher, parsed, schema)
         hits = []
         for rank, (score, address) in enumerate(result.hits):
             doc = searcher.doc(address)
-            snippet = (whole_fragment(str(doc.get_first("summary") or ""), snippets.snippet_from_doc(doc).fragment())
-                       if rank < snippet_count else "")
+            snippet = snippets.of(doc) if rank < snippet_count else ""
             hits.append(TextHit(str(doc.get_first("id")), float(score), snippet))
         return hits
+
+
+SNIPPET_CHARS = 160
+
+
+class _Snippets:
+    """A hit's snippet: the best fragment of its summary, at most :data:`SNIPPET_CHARS` characters.
+
+    A summary with bigrams (:mod:`segment`) is about three times as long in the index as it
+    reads, so its fragment is taken from three times as many indexed characters, then read as
+    it was written."""
+
+    def __init__(self, tantivy: Any, searcher: Any, query: Any, schema: Any):
+        self._tantivy = tantivy
+        self._args = (searcher, query, schema)
+        self._by_chars: dict[int, Any] = {}
+
+    def of(self, doc: Any) -> str:
+        summary = doc.get_first("summary")
+        # Bigrams are set off by EDGE; a text without runs keeps any EDGE it was written with.
+        if not isinstance(summary, str) or segment.EDGE not in summary or not segment.has_runs(summary):
+            fragment = str(self._generator(SNIPPET_CHARS).snippet_from_doc(doc).fragment())
+            return whole_fragment(str(summary or ""), fragment)
+        fragment = self._generator(3 * SNIPPET_CHARS).snippet_from_doc(doc).fragment()
+        return clip(segment.readable(fragment), SNIPPET_CHARS)
+
+    def _generator(self, chars: int) -> Any:
+        if chars not in self._by_chars:
+            made = self._tantivy.SnippetGenerator.create(*self._args, "summary")
+            made.set_max_num_chars(chars)
+            self._by_chars[chars] = made
+        return self._by_chars[chars]

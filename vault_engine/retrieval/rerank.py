@@ -9,7 +9,8 @@ the top ``rerank_depth`` candidates' catalog row and multiplies the score by
   full-text index (all of them, not just the rarest one BM25 liked; not the neighbouring
   turns' words, nor the date in words, which ``thread`` and ``time`` weigh);
 - ``tags``: the share of the memory's tags that the query names ("what did
-  Caroline ..." and a memory tagged ``caroline``): the tags a person or an importer gave.
+  Caroline ..." and a memory tagged ``caroline``; a tag in a script without spaces by
+  standing in the query: "欧阳娜娜的歌"): the tags a person or an importer gave.
   An inferred memory's tags (an episode's: the compacter chose them from the text, offline
   its most frequent words such as "keep" or "photo") are not counted: they say what the
   text mentions, which ``terms`` reads already, not whom or what it is about;
@@ -46,6 +47,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..config import RetrievalSettings
+from ..index import segment
 from ..index.catalog import CatalogRow
 from ..index.fulltext import STOPWORDS
 from . import temporal
@@ -58,18 +60,20 @@ _analyzer: Any = None
 
 def stems(text: str) -> list[str]:
     """The words of ``text``, lower-cased and stemmed exactly as the full-text index does
-    (Tantivy's English Snowball stemmer): "changes" and "change" are one word."""
+    (Tantivy's English Snowball stemmer): "changes" and "change" are one word; a run of a
+    script written without spaces gives its bigrams, as the index does (:mod:`segment`)."""
     global _analyzer
     if _analyzer is None:
         import tantivy
 
         _analyzer = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
                      .filter(tantivy.Filter.lowercase()).filter(tantivy.Filter.stemmer("english")).build())
-    return list(_analyzer.analyze(text))
+    return list(_analyzer.analyze(segment.spaced(text)))
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text)
+    """The words of ``text`` as written; a run of a script written without spaces gives its bigrams."""
+    return segment.words(text, _WORD)
 
 
 def terms_of(text: str, tags: Sequence[str] = ()) -> frozenset[str]:
@@ -84,13 +88,20 @@ class QueryProfile:
     terms: frozenset[str]  # stemmed content words
     names: frozenset[str]  # every word, case folded (tags are compared with these)
     spans: tuple[TimeSpan, ...]
+    folded: str = ""  # the query case folded: a tag in a script without spaces is named by standing in it
 
     @classmethod
     def of(cls, query: str, today: date) -> QueryProfile:
         tokens = words(query)
         content = [t for t in tokens if t.casefold() not in STOPWORDS]
         return cls(frozenset(stems(" ".join(content))), frozenset(t.casefold() for t in tokens),
-                   tuple(temporal.resolve(query, today)))
+                   tuple(temporal.resolve(query, today)), query.casefold())
+
+    def names_tag(self, tag: str) -> bool:
+        """Whether the query names ``tag``: one of its words, or (a tag in a script written
+        without spaces, "欧阳娜娜" in "欧阳娜娜的歌") a stretch of its text."""
+        folded = tag.casefold()
+        return folded in self.names or (segment.has_runs(tag) and folded in self.folded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +123,7 @@ def features(profile: QueryProfile, candidate: Candidate, slack_days: int) -> di
     if profile.terms:
         out["terms"] = len(profile.terms & candidate.terms) / len(profile.terms)
     if candidate.tags:
-        named = [t for t in candidate.tags if t.casefold() in profile.names]
+        named = [t for t in candidate.tags if profile.names_tag(t)]
         out["tags"] = len(named) / len(candidate.tags)
     if profile.spans and candidate.occurred_at is not None:
         day = candidate.occurred_at.date() if isinstance(candidate.occurred_at, datetime) else candidate.occurred_at

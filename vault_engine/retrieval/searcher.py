@@ -33,6 +33,7 @@ from .. import store
 from ..config import VaultConfig
 from ..errors import IndexStale, InvalidInput
 from ..format.memory import TYPES
+from ..index import segment
 from ..index.catalog import Catalog, CatalogRow
 from ..index.embedder import Embedder
 from ..index.filling import built_share
@@ -292,15 +293,22 @@ class Searcher:
         carriers = self.fulltext.carriers(sorted({*stems, *specific.words}), [h.id for h in hits],
                                           relevance.EVIDENCE_FIELDS)
         best.subjects = relevance.named_subjects(stems, subjects, carriers)
+        # The model reads English: for a query written wholly in a script without spaces (Chinese,
+        # Japanese, ...) its cosines are no evidence (scripts/cjk_probe.py: the memories such a
+        # query names are no closer than those of unrelated queries), so its words alone are.
+        unread = segment.wholly_in_runs(query)
         for hit in hits:
             carried = {stem for stem, ids in carriers.items() if hit.id in ids}
             coverage = words.coverage(carried)
             names_carried = specific.carried_by(carried)
-            hit.evidence = relevance.evidence(hit.similarity, coverage)
-            meaning = max(hit.similarity.values(), default=0.0)
+            cosines = {} if unread else hit.similarity
+            hit.evidence = relevance.evidence(cosines, coverage)
+            meaning = max(cosines.values(), default=0.0)
             hit.weak = not floors.cleared(hit.evidence, meaning, names_carried)
             best.add(hit.evidence, meaning, names_carried)
             reason = relevance.describe(hit.evidence, meaning, coverage, floors, names_carried)
+            if unread:
+                reason += " (the model does not read the query's script: its meaning is not counted)"
             # After the lanes, fusion and boosts; before what joined or folded the hit.
             at = next((n + 1 for n in range(len(hit.why) - 1, -1, -1)
                        if hit.why[n].startswith(("boosts:", "re-ranked:"))), len(hit.why))
