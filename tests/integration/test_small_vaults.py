@@ -91,3 +91,19 @@ def test_the_service_behind_http_and_mcp_answers_the_same(
         assert quiet["hits"] == []
     finally:
         service.close()
+
+
+def test_no_weak_memory_ranks_above_one_that_clears_the_floor(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
+    """A memory that stands alone and is weak ranks below every hit that clears the floor (before:
+    "Docker images ..." ranked first, weak, above the secrets rule that answers the question)."""
+    vault, made = vault_of(["Secrets live in Vault under secret/api; never put them in .env files committed to git",
+                            "Docker images are built from python:3.11-slim to keep them small",
+                            "Continuous integration runs on GitHub Actions; the workflow is in .github/workflows/ci.yml",
+                            "The staging environment lives at staging.acme.internal and resets every night"])
+    for query in ("where do we keep credentials", "Sicherung der Datenbank", "how do we build the images"):
+        hits = vault.search(SearchRequest(query, weak=True)).hits
+        flags = [h.weak for h in hits]
+        assert flags == sorted(flags), (query, [(h.title, h.weak) for h in hits])
+    hits = vault.search(SearchRequest("where do we keep credentials")).hits
+    assert hits[0].id == made[0] and not hits[0].weak

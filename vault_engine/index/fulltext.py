@@ -251,7 +251,7 @@ class _Snippets:
             fragment = str(self._generator(SNIPPET_CHARS).snippet_from_doc(doc).fragment())
             return whole_fragment(str(summary or ""), fragment)
         fragment = self._generator(3 * SNIPPET_CHARS).snippet_from_doc(doc).fragment()
-        return clip(segment.readable(fragment), SNIPPET_CHARS)
+        return clip(whole_fragment(segment.readable(summary), segment.readable(fragment)), SNIPPET_CHARS)
 
     def _generator(self, chars: int) -> Any:
         if chars not in self._by_chars:
