@@ -99,7 +99,7 @@ def test_no_weak_memory_ranks_above_one_that_clears_the_floor(
     "Docker images ..." ranked first, weak, above the secrets rule that answers the question)."""
     vault, made = vault_of(["Secrets live in Vault under secret/api; never put them in .env files committed to git",
                             "Docker images are built from python:3.11-slim to keep them small",
-                            "Continuous integration runs on GitHub Actions; the workflow is in .github/workflows/ci.yml",
+                            "Continuous integration runs on GitHub Actions; the workflow is .github/workflows/ci.yml",
                             "The staging environment lives at staging.acme.internal and resets every night"])
     for query in ("where do we keep credentials", "Sicherung der Datenbank", "how do we build the images"):
         hits = vault.search(SearchRequest(query, weak=True)).hits
