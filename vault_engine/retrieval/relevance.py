@@ -40,7 +40,7 @@ The four floors (``retrieval.relevance_floor``, ``meaning_floor``, ``named_relev
 ``named_meaning_floor``) were chosen
 leave-one-out over three suites: the development conversations of LoCoMo with foreign questions
 (``scripts/eval_floor.py``), a small-vault suite of everyday memories at sizes 1 to 300
-(``scripts/eval_small_vaults.py``); see docs/search.md.
+(``python -m benchmarks.small_vaults``); see docs/search.md.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ EVIDENCE_FIELDS = ("title", "summary", "trigger", "body", "tags", "when")
 
 @dataclass(frozen=True, slots=True)
 class QueryWords:
-    """The query's stemmed content words, each with its IDF in the vault."""
+    """The query's stemmed content words, each with its weight: its rarity in English."""
 
     weights: Mapping[str, float]
 
@@ -74,7 +74,7 @@ class QueryWords:
                     for stem in content_stems(query)})
 
     def coverage(self, terms: Iterable[str]) -> float:
-        """The IDF-weighted share of the query's words among ``terms`` (stemmed), in [0, 1]."""
+        """The weighted share of the query's words among ``terms`` (stemmed), in [0, 1]."""
         total = sum(self.weights.values())
         if total <= 0:
             return 0.0

@@ -294,7 +294,7 @@ class Searcher:
                                           relevance.EVIDENCE_FIELDS)
         best.subjects = relevance.named_subjects(stems, subjects, carriers)
         # The model reads English: for a query written wholly in a script without spaces (Chinese,
-        # Japanese, ...) its cosines are no evidence (scripts/cjk_probe.py: the memories such a
+        # Japanese, ...) its cosines are no evidence (benchmarks.cjk_probe: the memories such a
         # query names are no closer than those of unrelated queries), so its words alone are.
         unread = segment.wholly_in_runs(query)
         for hit in hits:

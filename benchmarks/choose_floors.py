@@ -3,8 +3,8 @@
 
 Reads the rows the three floor benchmarks keep (``--answers``): the LoCoMo development
 conversations (``scripts/eval_floor.py``: own questions' R@10, foreign questions), the LongMemEval
-development pool (``scripts/eval_floor_lme.py``: the same on haystacks) and the small-vault suite
-(``scripts/eval_small_vaults.py``: found@3 of everyday questions, unrelated questions, vaults of 1
+development pool (``benchmarks.floor_longmemeval``: the same on haystacks) and the small-vault suite
+(``benchmarks.small_vaults``: found@3 of everyday questions, unrelated questions, vaults of 1
 to 300 memories).  Each row holds the evidence and meaning a search's best candidate reached (among
 all candidates and among those carrying the query's names, numbers and identifiers), so any floors
 can be applied to it without searching again.
@@ -23,7 +23,7 @@ chosen on everything else, and the held-out part measured with them, beside the 
 Last, the shipped floors on every suite, the small vaults size by size.
 
 Usage:
-    .venv/bin/python scripts/choose_floors.py --locomo ANSWERS/chat.json --lme LME.json --small SMALL.json
+    .venv/bin/python -m benchmarks.choose_floors --locomo ANSWERS/chat.json --lme LME.json --small SMALL.json
 
 Each suite's rows come from its benchmark's ``--answers``; run them with the code whose floors are chosen.
 """
@@ -33,22 +33,18 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from vault_engine.config import RetrievalSettings
+from benchmarks.floors import Floors, shipped_floors
 
 RELEVANCE = [round(0.40 + 0.05 * n, 2) for n in range(11)]  # 0.40 .. 0.90
 MEANING = [0.40, 0.45, 0.50, 0.55, 0.60, 9.0]
 NAMED = [round(0.35 + 0.05 * n, 2) for n in range(8)] + [9.0]  # 0.35 .. 0.70, and off
 NAMED_MEANING = [0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 9.0]
-Floors = tuple[float, float, float, float]
 # LoCoMo chat as searched before this change (docs/performance.md, "The relevance floor"): 0.67 of
 # the foreign questions answered with no hits, 0.001 R@10 lost to the floors.
 BEFORE_QUIET = 0.67
@@ -152,8 +148,7 @@ def main() -> None:
     locomo = chat_suite("LoCoMo chat", json.loads(args.locomo.read_text()))
     lme = chat_suite("LongMemEval", json.loads(args.lme.read_text())["asked"])
     small = small_suite(json.loads(args.small.read_text()))
-    d = RetrievalSettings()
-    shipped: Floors = (d.relevance_floor, d.meaning_floor, d.named_relevance_floor, d.named_meaning_floor)
+    shipped: Floors = shipped_floors()
     print("floors: relevance / meaning / named relevance / named meaning\n")
     print("leave-one-out: each conversation and each vault size held out, the floors chosen on the rest\n")
     print("| held out | chosen on the rest | recall lost (found@3 for a size) | unrelated quiet | "

@@ -26,7 +26,7 @@ change them).  ``--answers FILE`` keeps the raw answers (evidence and meaning of
 memory and of the best candidate) so ``--floors`` sweeps can be printed without searching again.
 
 Usage:
-    .venv/bin/python scripts/eval_small_vaults.py [--sizes 1 5 30 300] [--answers FILE] [--sweep]
+    .venv/bin/python -m benchmarks.small_vaults [--sizes 1 5 30 300] [--answers FILE] [--sweep]
 """
 
 from __future__ import annotations
@@ -41,9 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from vault_engine.config import RetrievalSettings
+from benchmarks.floors import Floors, shipped_floors
 from vault_engine.retrieval.relevance import Specifics
 from vault_engine.retrieval.rerank import stems
 from vault_engine.server.requests import SearchRequest
@@ -117,7 +115,6 @@ def ask_all(suite: dict[str, Any], sizes: list[int]) -> list[Asked]:
         for number, group in enumerate(vault_groups):
             with tempfile.TemporaryDirectory(prefix="small-") as folder:
                 vault = build(Path(folder) / "vault", [memories[k] for k in group], max(0, size - len(group)))
-                ids = {e.memory.id: e.memory.title for e in vault.scan().active()}
                 by_text = {memories[k]: k for k in group}
                 key_of = {}
                 for entry in vault.scan().active():
@@ -146,13 +143,10 @@ def ask_all(suite: dict[str, Any], sizes: list[int]) -> list[Asked]:
                                      float((relevance.get("named") or {}).get("best", 0.0)),
                                      float((relevance.get("named") or {}).get("meaning", 0.0))))
                 service.close()
-                del ids
         print(f"  size {size}: {len(vault_groups)} vaults, {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return out
 
 
-# (relevance_floor, meaning_floor, named_relevance_floor, named_meaning_floor)
-Floors = tuple[float, float, float, float]
 
 
 def found(a: Asked, floors: Floors) -> bool:
@@ -222,9 +216,7 @@ def main() -> None:
         asked = ask_all(suite, args.sizes)
         if args.answers is not None:
             args.answers.write_text(json.dumps([dataclasses.asdict(a) for a in asked]), encoding="utf-8")
-    settings = RetrievalSettings()
-    report(asked, (settings.relevance_floor, settings.meaning_floor, settings.named_relevance_floor,
-                   settings.named_meaning_floor), args.sweep)
+    report(asked, shipped_floors(), args.sweep)
 
 
 if __name__ == "__main__":

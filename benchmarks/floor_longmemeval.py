@@ -3,8 +3,9 @@
 
 A sample of the pool's questions (every ``--stride``-th non-abstention record, sorted by question id)
 each gets its own vault, built the user's way: every turn of its haystack (both roles, sessions in
-date order) a record ``"[date] role: text"`` tagged with its role and sourced to its session, as a
-chat importer writes it, through ``memvault import`` then sync.  No session id reaches the vault
+date order) a record of what a chat importer writes (the body ``"[date] role: text"``, the role as
+its tag, its session and place as its source; no id or title, which import makes), through
+``memvault import`` then sync.  A hit maps back to its turn by its source.  No session id reaches the vault
 (the evidence sessions' ids give the answer away).  Every sampled question is asked, through
 ``MemoryService.search`` (what ``POST /v1/search`` and MCP ``memory_search`` call; limit 10,
 ``weak`` on), of:
@@ -14,12 +15,12 @@ chat importer writes it, through ``memvault import`` then sync.  No session id r
   does not hold the answer): whether it is answered with no hits.
 
 The abstention questions (ids ending in ``_abs``: the haystack holds no answer) are asked of their
-own vaults and counted apart.  The rows are those of ``scripts/eval_floor.py`` (a haystack in the
+own vaults and counted apart.  The rows are those of :mod:`benchmarks.floors` (a haystack in the
 place of a conversation), printed with its report and kept with ``--answers`` for
-``scripts/choose_floors.py``.
+:mod:`benchmarks.choose_floors`.
 
 Usage:
-    .venv/bin/python scripts/eval_floor_lme.py [--stride 12] [--abstentions 14] [--cache DIR] [--answers FILE]
+    .venv/bin/python -m benchmarks.floor_longmemeval [--stride 12] [--abstentions 14] [--cache DIR] [--answers FILE]
 
 The data is read from where it lies; nothing is copied.
 """
@@ -37,12 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from eval_floor import Asked, report
-
-from vault_engine.config import RetrievalSettings
-from vault_engine.format.ids import new_memory_id
+from benchmarks.floors import Asked, cleared, report, shipped_floors
 from vault_engine.server.requests import SearchRequest
 from vault_engine.server.service import MemoryService
 from vault_engine.store import create_vault
@@ -51,21 +47,21 @@ from vault_engine.vault import Vault
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "longmemeval_s_dev.json.gz"
 
 
-def records_of(item: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, bool]]:
-    """The haystack's import records and memory id -> whether its turn has the answer."""
+def records_of(item: dict[str, Any]) -> tuple[list[dict[str, Any]], set[str]]:
+    """The haystack's import records, and the sources of the turns that have the answer."""
     sessions = sorted(zip(item["haystack_dates"], item["haystack_sessions"], strict=True), key=lambda p: p[0])
     records: list[dict[str, Any]] = []
-    gold: dict[str, bool] = {}
+    gold: set[str] = set()
     for number, (date, turns) in enumerate(sessions):
         for n, turn in enumerate(turns):
             text = str(turn.get("content", "")).strip()
             if not text:
                 continue
-            memory_id = new_memory_id()
             role = str(turn.get("role", "user"))
-            records.append({"id": memory_id, "title": f"{role}: {text[:70]}", "body": f"[{date}] {role}: {text}",
-                            "tags": [role], "source": f"conversation:session-{number}#{n}"})
-            gold[memory_id] = bool(turn.get("has_answer"))
+            source = f"conversation:session-{number}#{n}"
+            records.append({"body": f"[{date}] {role}: {text}", "tags": [role], "source": source})
+            if turn.get("has_answer"):
+                gold.add(source)
     return records, gold
 
 
@@ -86,7 +82,7 @@ def open_vault(item: dict[str, Any], cache: Path | None, folder: Path) -> tuple[
     if imported.errors:
         raise SystemExit(f"import failed: {imported.errors[0].one_line()}")
     vault.sync()
-    answers = {i for i, has in gold.items() if has}
+    answers = {e.memory.id for e in vault.scan().active() if e.memory.source in gold}
     gold_file.write_text(json.dumps(sorted(answers)))
     return vault, answers
 
@@ -147,11 +143,8 @@ def main() -> None:
         if args.answers is not None:
             args.answers.write_text(json.dumps({"asked": [dataclasses.asdict(a) for a in asked],
                                                 "abstained": [dataclasses.asdict(a) for a in abstained]}))
-    d = RetrievalSettings()
-    shipped = (d.relevance_floor, d.meaning_floor, d.named_relevance_floor, d.named_meaning_floor)
+    shipped = shipped_floors()
     report("longmemeval (haystacks in the place of conversations)", asked, shipped, args.budget)
-    from eval_floor import cleared
-
     quiet = sum(1 for a in abstained if not cleared(a, shipped, subjects=True))
     print(f"\nabstention questions (the haystack holds no answer) answered with no hits: {quiet} of {len(abstained)}")
 

@@ -18,7 +18,7 @@ cosines of the memories own queries ask for beside the best cosines of foreign q
 model reads English: whether its cosine separates them in these scripts).
 
 Usage:
-    PYTHONPATH=. .venv/bin/python scripts/cjk_probe.py
+    .venv/bin/python -m benchmarks.cjk_probe
 """
 
 from __future__ import annotations

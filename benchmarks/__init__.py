@@ -1,0 +1,13 @@
+"""memvault's benchmarks, one module each, run as ``python -m benchmarks.NAME`` from the checkout.
+
+- ``small_vaults``: a new user's vault of 1 to 300 everyday memories: questions asked in a person's
+  own words found, unrelated ones quiet;
+- ``floor_longmemeval``: the relevance floor on LongMemEval's development pool;
+- ``choose_floors``: the relevance floors chosen on the floor benchmarks' kept answers together,
+  checked leave-one-out;
+- ``floors``: the floor arithmetic they share (and ``scripts/eval_floor.py``, LoCoMo's);
+- ``cjk_probe``: Chinese and Japanese searches, found and answered.
+
+The older benchmarks and the stress tools still live in ``scripts/`` beside the harness they share
+(``bench_sync.py``, ``synthetic.py``).
+"""
