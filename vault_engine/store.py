@@ -234,11 +234,9 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
                     yield rel, None, "symlink points outside the vault; not followed"
                 continue
             if item.is_dir():
-                # Only the vault's own folders are skipped: a project folder may be called "journal".
-                if at_root and name in SKIP_DIRS:
-                    continue
-                stack.append((item.path, rel + "/"))
-            elif name.endswith(".md") and name != INDEX_PAGE and not (at_root and name in ROOT_FILES):
+                if _descends(name, at_root):
+                    stack.append((item.path, rel + "/"))
+            elif _is_memory_name(name, at_root):
                 if item.is_file():
                     yield rel, Path(item.path), None
                 else:  # a FIFO or device would block the reader forever
@@ -247,7 +245,8 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
 
 def stat_markdown(root: Path) -> Iterator[tuple[str, os.stat_result]]:
     """(relative path, stat) of every file :func:`iter_markdown` would read, in no set order: the same
-    rules, without the paths of the files it reports (nothing of theirs is ever indexed), at the cost
+    rules (:func:`_descends`, :func:`_is_memory_name`), without the paths of the files it reports
+    (nothing of theirs is ever indexed), at the cost
     of one ``lstat`` per file; asked before every read, so it builds no ``Path`` and sorts nothing."""
     stack: list[tuple[str, str]] = [(str(root), "")]
     while stack:
@@ -262,15 +261,27 @@ def stat_markdown(root: Path) -> Iterator[tuple[str, os.stat_result]]:
                 if name[0] == "." or item.is_symlink() or not _is_utf8(name):
                     continue
                 if item.is_dir(follow_symlinks=False):
-                    if prefix or name not in SKIP_DIRS:
+                    if _descends(name, not prefix):
                         stack.append((item.path, prefix + name + "/"))
-                elif name.endswith(".md") and name != INDEX_PAGE and (prefix or name not in ROOT_FILES):
+                elif _is_memory_name(name, not prefix):
                     try:
                         info = item.stat(follow_symlinks=False)
                     except OSError:
                         continue
                     if stat.S_ISREG(info.st_mode):
                         yield prefix + name, info
+
+
+def _descends(name: str, at_root: bool) -> bool:
+    """Whether a walk of the vault enters the folder ``name``: only the vault's own folders are
+    skipped, at its root (a project folder may be called "journal")."""
+    return not (at_root and name in SKIP_DIRS)
+
+
+def _is_memory_name(name: str, at_root: bool) -> bool:
+    """Whether a file called ``name`` is a memory file (not the generated index page, nor one of the
+    vault's own files at its root)."""
+    return name.endswith(".md") and name != INDEX_PAGE and not (at_root and name in ROOT_FILES)
 
 
 def _is_utf8(name: str) -> bool:

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..index.fulltext import STOPWORDS
@@ -82,11 +83,18 @@ class QueryWords:
         return sum(w for word, w in self.weights.items() if word in present) / total
 
 
+@lru_cache(maxsize=64)
+def _words(query: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each word of ``query`` as written, with its stems: the one pass of the index's analyzer that
+    the content words, the weights and the specific words of a search all read."""
+    return tuple((token, tuple(rerank.stems(token))) for token in rerank.words(query))
+
+
 def content_stems(query: str) -> list[str]:
     """The stemmed words of ``query`` without function words (all of them when nothing else is left)."""
-    tokens = rerank.words(query)
-    content = [t for t in tokens if t.casefold() not in STOPWORDS] or tokens
-    return list(dict.fromkeys(rerank.stems(" ".join(content))))
+    words = _words(query)
+    content = [w for w in words if w[0].casefold() not in STOPWORDS] or list(words)
+    return list(dict.fromkeys(stem for _token, stems in content for stem in stems))
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +114,9 @@ class Specifics:
     def of(cls, query: str) -> Specifics:
         codes: set[str] = set()
         names: set[str] = set()
-        for n, token in enumerate(rerank.words(query)):
+        for n, (token, stems) in enumerate(_words(query)):
             if token.casefold() in STOPWORDS:
                 continue
-            stems = rerank.stems(token)
             unlisted = rarity.rank(token, stems[0] if stems else None) == rarity.unknown_rank()
             if any(c.isdigit() for c in token) or (unlisted and not rarity.abbreviates(token)):
                 codes.update(stems)
@@ -131,8 +138,8 @@ class Specifics:
 def surface_words(query: str) -> dict[str, str]:
     """Each stemmed word of ``query`` -> the word as written (the first that stems to it)."""
     out: dict[str, str] = {}
-    for token in rerank.words(query):
-        for stem in rerank.stems(token):
+    for token, stems in _words(query):
+        for stem in stems:
             out.setdefault(stem, token)
     return out
 
