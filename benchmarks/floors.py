@@ -54,9 +54,9 @@ def figures(asked: list[Asked], floors: Floors, subjects: bool = False) -> tuple
     """(own R@10 without a floor, own R@10 with ``floors``, share of foreign questions answered with no hits)."""
     own = [a for a in asked if a.own]
     foreign = [a for a in asked if not a.own]
-    plain = sum(a.recall for a in own) / len(own)
-    floored = sum(a.recall for a in own if cleared(a, floors, subjects)) / len(own)
-    empty = sum(1 for a in foreign if not cleared(a, floors, subjects)) / len(foreign)
+    plain = sum(a.recall for a in own) / len(own) if own else float("nan")
+    floored = sum(a.recall for a in own if cleared(a, floors, subjects)) / len(own) if own else float("nan")
+    empty = sum(1 for a in foreign if not cleared(a, floors, subjects)) / len(foreign) if foreign else float("nan")
     return plain, floored, empty
 
 
