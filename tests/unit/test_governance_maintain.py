@@ -14,6 +14,7 @@ from vault_engine import fsio
 from vault_engine.errors import NothingToUndo
 from vault_engine.governance.actions import EXTRA_KEYS, GOVERNED, field_value
 from vault_engine.governance.maintain import last_maintained, maintain
+from vault_engine.index.disk import STAT_CACHE
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.journal import replay
 from vault_engine.vault import NewMemory, Vault, now
@@ -47,8 +48,11 @@ def memory_files(vault: Vault) -> dict[str, bytes]:
 
 
 def all_files(vault: Vault) -> dict[str, bytes]:
+    """Every file of the vault, its indexes and journal included, but the sync's record of file stats: a
+    read may settle a file recorded in the clock tick of its last write (*racy*, index/freshness.py), so
+    its stat is written again with its bytes unchanged; that is no change a dry run makes."""
     return {p.relative_to(vault.root).as_posix(): p.read_bytes() for p in sorted(vault.root.rglob("*"))
-            if p.is_file()}
+            if p.is_file() and p.name != STAT_CACHE}
 
 
 def governed(vault: Vault, *ids: str) -> dict[str, tuple[str, dict[str, Any]]]:
