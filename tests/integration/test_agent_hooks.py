@@ -316,7 +316,10 @@ def test_project_scope_hooks_run_from_the_projects_own_settings(tmp_path: Path, 
     settings = json.loads((api / ".claude" / "settings.json").read_text())
     assert json.loads((api / ".mcp.json").read_text())["mcpServers"]["memvault"]["args"][-1] == "mcp"
     command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    done = subprocess.run(command, shell=True, capture_output=True, text=True, cwd=api, timeout=120,
+    assert command == "memvault hook claude-code SessionStart"  # from PATH; the vault is found where it runs
+    env = {**os.environ, "MEMVAULT_DIR": str(vault.root),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, cwd=api, timeout=120, env=env,
                           input=json.dumps({"session_id": "p1", "cwd": str(api), "hook_event_name": "SessionStart",
                                             "source": "startup", "transcript_path": str(tmp_path / "t.jsonl")}))
     assert done.returncode == 0 and wanted in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]

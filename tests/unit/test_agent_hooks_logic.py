@@ -84,7 +84,8 @@ def test_the_fast_path_takes_the_forms_install_writes(monkeypatch: pytest.Monkey
 
 
 @pytest.mark.parametrize("argv", [[], ["--help"], ["hook", "--help"], ["hook", "claude-code"],
-                                  ["hook", "codex", "SessionStart"], ["hook", "claude-code", "Stop"],
+                                  ["hook", "codex", "Stop"], ["hook", "claude-code", "Stop"],
+                                  ["hook", "copilot", "sessionStart"], ["hook", "gemini", "UserPromptSubmit"],
                                   ["search", "hook"], ["--json", "hook", "claude-code", "SessionStart"]])
 def test_everything_else_goes_to_the_command_line(argv: list[str]) -> None:
     assert not hooks.fast_path(argv)

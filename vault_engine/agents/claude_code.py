@@ -24,17 +24,16 @@ is the key capture remembers (see :mod:`.messages`).
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .adapter import CONTEXT_ACTIONS, HookInput, HookInputError, hook_specific_output  # noqa: F401 (HookInputError: re-exported)
 from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of, text_value
 
 AGENT = "claude-code"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
-CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})  # the events whose answer the model reads
+CONTEXT_EVENTS = CONTEXT_ACTIONS  # the events whose answer the model reads
 # Seconds Claude Code waits for each hook (capture may ask the model for episode digests); it gives
 # SessionEnd hooks together 1.5 s unless one asks for more, 60 s at most.
 TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 120, "SessionEnd": 60}
@@ -44,55 +43,14 @@ _TOOL_TEXT = re.compile(r"^\s*(?:<(?:command-name|command-message|command-args|l
                         r"local-command-stderr|system-reminder)>|\[Request interrupted by user)")
 
 
-class HookInputError(ValueError):
-    """The hook's stdin is not the JSON object Claude Code sends."""
-
-
-@dataclass(frozen=True, slots=True)
-class HookInput:
-    """What Claude Code tells a hook."""
-
-    event: str
-    session_id: str
-    cwd: str | None = None
-    transcript_path: str | None = None
-    source: str | None = None  # SessionStart: startup, resume, clear or compact
-    prompt: str | None = None  # UserPromptSubmit
-
-    @classmethod
-    def parse(cls, text: str, event: str) -> HookInput:
-        """The input of ``event`` from stdin's ``text``.
-
-        Raises:
-            HookInputError: not a JSON object, no session id, or fields of the wrong type.
-        """
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            raise HookInputError("hook input is not valid JSON") from None
-        if not isinstance(data, dict):
-            raise HookInputError("hook input is not a JSON object")
-        named = data.get("hook_event_name")
-        if named is not None and named != event:
-            raise HookInputError(f"hook input is for {named!r}, the command for {event!r}")
-        fields = {}
-        for key in ("session_id", "cwd", "transcript_path", "source", "prompt"):
-            value = data.get(key)
-            if value is not None and not isinstance(value, str):
-                raise HookInputError(f"hook input field {key!r} is not text")
-            fields[key] = value
-        if not fields["session_id"]:
-            raise HookInputError("hook input has no session_id")
-        return cls(event, fields["session_id"] or "", fields["cwd"], fields["transcript_path"],
-                   fields["source"], fields["prompt"])
+def parse(text: str, event: str) -> HookInput:
+    """The input of ``event`` from stdin's ``text`` (Claude Code's events are memvault's actions)."""
+    return HookInput.parse(text, event)
 
 
 def answer(event: str, text: str) -> str:
     """What the hook prints for ``event``: the context to add as Claude Code reads it, or nothing."""
-    if event not in CONTEXT_EVENTS or not text.strip():
-        return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
-                      ensure_ascii=False) + "\n"
+    return hook_specific_output(event, event, text)
 
 
 # ---------------------------------------------------------------- the transcript

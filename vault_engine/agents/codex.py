@@ -1,4 +1,21 @@
-"""Codex CLI: its session files, and where its MCP servers are configured.
+"""Codex CLI: its hooks, its session files, and where its hooks and MCP servers are configured.
+
+**Hooks** (as documented for ``@openai/codex`` 0.16x-0.171, developers.openai.com/codex/hooks and
+the generated schemas in ``codex-rs/hooks/schema/generated``): enabled by default
+(``[features] hooks``); configured in ``hooks.json`` next to a config layer
+(``$CODEX_HOME/hooks.json``, ``<repo>/.codex/hooks.json``; the project layer only when the
+project is trusted) in Claude Code's shape: event -> groups -> ``{"type": "command",
+"command", "timeout"}``.  The stdin is Claude Code's snake_case object (``session_id``,
+``transcript_path`` (the rollout file, may be null), ``cwd``, ``hook_event_name``, ``model``;
+``source`` for SessionStart, ``prompt`` for UserPromptSubmit, ``trigger`` for PreCompact,
+``reason`` for SessionEnd), and context is answered as
+``{"hookSpecificOutput": {"hookEventName", "additionalContext"}}``.  memvault is wired for
+SessionStart, UserPromptSubmit, PreCompact and SessionEnd, which are its four actions by the
+same names (Stop, run after every turn, is not used: capture waits for compaction or the end).
+A hook that is not managed by an administrator runs only once the person has trusted it
+(``/hooks`` in the TUI; Codex keeps a hash of each trusted definition), so a fresh install
+stays silent until then; ``codex exec --dangerously-bypass-hook-trust`` runs them unreviewed
+for one invocation.
 
 **Session files** (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``): one JSON object a
 line, ``{"timestamp", "type", "payload"}``.  The first is ``session_meta`` (the
@@ -14,8 +31,11 @@ not the person's words and are left out.  Older files (until 2025) have a bare
 are read the same way.  Lines carry no ids: a line's key is a digest of the
 line, so reading a grown file again finds the same keys.
 
-**Config**: ``$CODEX_HOME/config.toml`` (``~/.codex``), the server as a
-``[mcp_servers.memvault]`` table with ``command`` and ``args``.
+**Config**: ``$CODEX_HOME/config.toml`` (``~/.codex``), or ``<repo>/.codex/config.toml``, the
+server as a ``[mcp_servers.memvault]`` table with ``command`` and ``args``, plus
+``startup_timeout_sec`` and ``required = true``: ``codex exec`` does not otherwise wait for MCP
+servers before its first request, which then goes out without memvault's tools; a required
+server must have started (within the timeout) before the session does.
 """
 
 from __future__ import annotations
@@ -26,11 +46,39 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .adapter import HookInput, hook_specific_output
 from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of, text_value
 
 AGENT = "codex"
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")  # memvault's actions by their names
+TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 120, "SessionEnd": 60}  # seconds
+MCP_STARTUP_SECONDS = 60  # the first start may load the embedding model
 _INJECTED = re.compile(r"^\s*(?:<environment_context>|<user_instructions>|<permissions instructions>|"
                        r"# AGENTS\.md instructions|<INSTRUCTIONS>)")
+
+
+# ---------------------------------------------------------------- hooks
+
+
+def parse(text: str, event: str) -> HookInput:
+    """The common input of ``event`` (Codex sends Claude Code's shape; see the module docstring)."""
+    return HookInput.parse(text, event)
+
+
+def answer(event: str, text: str) -> str:
+    """What the hook prints for ``event``: ``hookSpecificOutput.additionalContext``, or nothing."""
+    return hook_specific_output(event, event, text)
+
+
+def read_transcript(path: Path) -> Transcript:
+    """The session's rollout file, which Codex gives hooks as ``transcript_path``."""
+    return read_rollout(path)
+
+
+def hooks_path(scope: str, home: Path, codex_home: str | None, project: Path) -> Path:
+    """Where the hooks are configured for ``scope``."""
+    return config_path(home, codex_home).with_name("hooks.json") if scope == "user" \
+        else project / ".codex" / "hooks.json"
 
 
 def read_rollout(path: Path) -> Transcript:
@@ -145,9 +193,12 @@ def without_server(text: str, name: str) -> str:
 
 
 def with_server(text: str, name: str, command: str, args: list[str]) -> str:
-    """``text`` with ``[mcp_servers.NAME]`` set to ``command`` and ``args`` (replacing the table if present)."""
+    """``text`` with ``[mcp_servers.NAME]`` set to ``command`` and ``args``, started before the session
+    (see the module docstring), replacing the table if present."""
     rest = without_server(text, name).rstrip("\n")
     table = (f"[mcp_servers.{name}]\n"
              f"command = {json.dumps(command)}\n"
-             f"args = [{', '.join(json.dumps(a) for a in args)}]\n")
+             f"args = [{', '.join(json.dumps(a) for a in args)}]\n"
+             f"startup_timeout_sec = {MCP_STARTUP_SECONDS}\n"
+             "required = true\n")
     return (rest + "\n\n" if rest else "") + table

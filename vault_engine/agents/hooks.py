@@ -1,6 +1,8 @@
 """``memvault hook AGENT EVENT``: memory in an agent's lifecycle, without anyone calling a tool.
 
-For Claude Code (see :mod:`.claude_code` for its input and output):
+Every agent's hook goes through its adapter (:mod:`.adapter`): the agent's module parses
+its stdin into the common input and renders the answer the way the agent reads it; the
+agent's event names are mapped onto memvault's four actions, named as Claude Code's events:
 
 - ``SessionStart`` (startup, resume, clear, compact): the context manifest for the
   project of the session's folder (its git repository, as ``memvault project``
@@ -36,11 +38,13 @@ from typing import Any, BinaryIO
 from ..config import CONFIG_FILE, Environment, environment
 from ..format.text import printable
 from ..limits import MAX_DOCUMENT
-from . import claude_code
+from . import claude_code, codex, copilot, cursor, gemini, opencode
+from .adapter import Adapter, HookInput
 from .backend import Answers, LocalVault, ServedVault, Unavailable
 from .session import AgentSession, session_name
 
-AGENTS = {claude_code.AGENT: claude_code.EVENTS}
+_ADAPTERS: tuple[Adapter, ...] = (claude_code, codex, gemini, cursor, opencode, copilot)
+AGENTS: dict[str, Adapter] = {adapter.AGENT: adapter for adapter in _ADAPTERS}
 PROMPT_BUDGET = 1500  # characters a prompt's memories may take
 PROMPT_LIMIT = 5  # hits a prompt's search asks for
 SUMMARY_CHARS = 240  # of each memory shown for a prompt
@@ -59,7 +63,7 @@ def fast_path(argv: list[str]) -> bool:
         vault, args = args[1], args[2:]
     elif args and args[0].startswith("--vault="):
         vault, args = args[0].partition("=")[2], args[1:]
-    if len(args) != 3 or args[0] != "hook" or args[2] not in AGENTS.get(args[1], ()):
+    if len(args) != 3 or args[0] != "hook" or args[1] not in AGENTS or args[2] not in AGENTS[args[1]].EVENTS:
         return False
     try:
         stdin, oversized = read_input(sys.stdin.buffer)
@@ -87,20 +91,21 @@ def run(agent: str, event: str, stdin: str, vault: str | None = None,
     root: Path | None = None
     try:
         root = find_vault(vault, env, Path.cwd())  # first, so that bad input is logged in the vault
-        if agent not in AGENTS or event not in AGENTS[agent]:
+        adapter = AGENTS.get(agent)
+        if adapter is None or event not in adapter.EVENTS:
             raise ValueError(f"unknown hook {agent} {event}")
         if oversized:
             raise ValueError(f"the hook's input is larger than {MAX_INPUT:,} bytes; nothing was read from it")
-        hook = claude_code.HookInput.parse(stdin, event)
+        hook = adapter.parse(stdin, event)
         cwd = Path(hook.cwd) if hook.cwd else Path.cwd()
         root = find_vault(vault, env, cwd) or root
-        return claude_code.answer(event, _handle(agent, hook, vault, root, cwd))
+        return adapter.answer(event, _handle(agent, hook, vault, root, cwd))
     except Exception as exc:  # a hook never stands in the agent's way
         log(root, env, f"{agent} {event}: {type(exc).__name__}: {_one_line(exc)}")
         return ""
 
 
-def _handle(agent: str, hook: claude_code.HookInput, vault: str | None, root: Path | None, cwd: Path) -> str:
+def _handle(agent: str, hook: HookInput, vault: str | None, root: Path | None, cwd: Path) -> str:
     from ..context.project import current_project
 
     name = session_name(agent, hook.session_id)
@@ -214,7 +219,7 @@ class _Fallback:
         return self._ask("search", query, project, limit)
 
 
-def _capture(agent: str, hook: claude_code.HookInput, name: str, vault: str | None, root: Path | None,
+def _capture(agent: str, hook: HookInput, name: str, vault: str | None, root: Path | None,
              cwd: Path) -> None:
     from ..context.project import current_project
     from ..vault import Vault
@@ -222,7 +227,7 @@ def _capture(agent: str, hook: claude_code.HookInput, name: str, vault: str | No
 
     if not hook.transcript_path:
         raise ValueError("hook input has no transcript_path")
-    transcript = claude_code.read_transcript(Path(hook.transcript_path).expanduser())
+    transcript = AGENTS[agent].read_transcript(Path(hook.transcript_path).expanduser())
     opened = Vault.open(root or (Path(vault) if vault else None), auto_sync=True)
     project = current_project(cwd, opened.root)
     capture(opened, transcript, name=name, project=project, flush=hook.event == "SessionEnd", llm=opened.llm())

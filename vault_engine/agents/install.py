@@ -11,11 +11,15 @@ writes the files that change, atomically.  The rules:
   added (a file install created and that holds nothing else is removed too);
 - a settings file that is not a JSON object (or TOML) is refused, untouched.
 
-Claude Code: the four hooks of :mod:`.hooks` (in ``~/.claude/settings.json`` for
-``--scope user``, ``<project>/.claude/settings.json`` for ``--scope project``) and
-the MCP server (``~/.claude.json`` or ``<project>/.mcp.json``).  Codex: the MCP
-server in ``config.toml`` and the context manifest in the project's ``AGENTS.md``
-(the ``memvault export agents-md`` block).
+What each agent gets, and where, is in its module (:mod:`.claude_code`, :mod:`.codex`,
+:mod:`.gemini`, :mod:`.cursor`, :mod:`.opencode`, :mod:`.copilot`) and in ``docs/agents.md``.
+
+The command written: ``--scope user`` runs this installation's memvault with its vault
+(``--vault``), absolute paths, right for this machine.  ``--scope project`` writes files a team
+commits, so nothing of this machine: the command is ``memvault`` found on ``PATH``, and the vault
+is found as the command line finds it from the session's folder (a vault above the project,
+``MEMVAULT_DIR``, the default vault); a checkout on another machine, in another folder, under
+another HOME works unchanged.
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ from typing import Any
 from ..context.export import block, splice, unsplice
 from ..errors import InvalidInput
 from ..fsio import write_atomic
-from . import claude_code, codex
+from . import claude_code, codex, copilot, cursor, gemini, opencode
 
 SERVER_NAME = "memvault"
+PORTABLE_COMMAND = ("memvault",)  # the project scope's command: found on PATH wherever the project is checked out
 SCOPES = ("user", "project")
 _OURS = re.compile(r"(?:memvault|vault_engine)\S*\s.*\bhook\s+(?P<agent>[a-z-]+)\s+(?P<event>[A-Za-z]+)\b")
 
@@ -79,6 +84,14 @@ class Target:
     command: tuple[str, ...]  # the memvault command (see :func:`vault_engine.invocation.memvault_command`)
     codex_home: str | None = None
     agents_md: Callable[[], str] | None = None  # the AGENTS.md block's body (Codex), made when needed
+    allow_tools: tuple[str, ...] = ()  # MCP tools to allow without asking (Claude Code's permissions.allow)
+
+    def memvault(self) -> tuple[str, ...]:
+        """The memvault command the agent runs (see the module docstring)."""
+        return (*self.command, "--vault", str(self.vault)) if self.scope == "user" else PORTABLE_COMMAND
+
+    def hook_command(self, event: str, agent: str | None = None) -> str:
+        return shlex.join([*self.memvault(), "hook", agent or self.agent, event])
 
 
 def plan(target: Target, *, uninstall: bool = False) -> list[FileChange]:
@@ -89,11 +102,12 @@ def plan(target: Target, *, uninstall: bool = False) -> list[FileChange]:
     """
     if target.scope not in SCOPES:
         raise InvalidInput(f"unknown scope '{target.scope}'; expected user or project")
-    if target.agent == claude_code.AGENT:
-        return _claude_code(target, uninstall)
-    if target.agent == codex.AGENT:
-        return _codex(target, uninstall)
-    raise InvalidInput(f"unknown agent '{target.agent}'; expected {claude_code.AGENT} or {codex.AGENT}")
+    planner = _PLANNERS.get(target.agent)
+    if planner is None:
+        raise InvalidInput(f"unknown agent '{target.agent}'; expected one of {', '.join(_PLANNERS)}")
+    if target.allow_tools and target.agent != claude_code.AGENT:
+        raise InvalidInput(f"--allow-tools is for {claude_code.AGENT}: {target.agent} has no per-tool rule to write")
+    return planner(target, uninstall)
 
 
 def apply(changes: list[FileChange]) -> list[FileChange]:
@@ -115,21 +129,51 @@ def apply(changes: list[FileChange]) -> list[FileChange]:
 
 
 def hook_command(target: Target, event: str) -> str:
-    return shlex.join([*target.command, "--vault", str(target.vault), "hook", claude_code.AGENT, event])
+    return target.hook_command(event, claude_code.AGENT)
+
+
+def _server(target: Target, **extra: Any) -> dict[str, Any]:
+    """The MCP server's entry as Claude Code, Gemini CLI, Cursor and Copilot CLI read it."""
+    command = target.memvault()
+    return {**extra, "command": command[0], "args": [*command[1:], "mcp"]}
 
 
 def _claude_code(target: Target, uninstall: bool) -> list[FileChange]:
     settings = claude_code.settings_path(target.scope, target.home, target.project)
     servers = claude_code.mcp_path(target.scope, target.home, target.project)
-    wanted = {event: hook_command(target, event) for event in claude_code.EVENTS}
-    server = {"type": "stdio", "command": target.command[0],
-              "args": [*target.command[1:], "--vault", str(target.vault), "mcp"], "env": {}}
+    wanted = {event: {"type": "command", "command": hook_command(target, event),
+                      "timeout": claude_code.TIMEOUTS[event]} for event in claude_code.EVENTS}
+    rules = [f"mcp__{SERVER_NAME}__{tool}" for tool in target.allow_tools]
+    what = "hooks " + ", ".join(claude_code.EVENTS) + (f"; allow {', '.join(rules)}" if rules else "")
+
+    def settings_change(data: dict[str, Any]) -> dict[str, Any]:
+        return _with_rules(_with_hooks(data, wanted, claude_code.AGENT, uninstall), rules, uninstall)
+
     return [
-        _json_change(settings, lambda data: _with_hooks(data, wanted, uninstall),
-                     "hooks " + ", ".join(claude_code.EVENTS)),
-        _json_change(servers, lambda data: _with_server(data, None if uninstall else server),
+        _json_change(settings, settings_change, what),
+        _json_change(servers, lambda data: _with_server(data, None if uninstall else
+                                                        _server(target, type="stdio", env={})),
                      f"MCP server '{SERVER_NAME}'"),
     ]
+
+
+def _with_rules(data: dict[str, Any], rules: list[str], uninstall: bool) -> dict[str, Any]:
+    """``data`` with ``rules`` in ``permissions.allow`` (or without them, to uninstall); other rules stay."""
+    if not rules:
+        return data
+    permissions = data.get("permissions", {})
+    allow = permissions.get("allow", []) if isinstance(permissions, dict) else None
+    if not isinstance(allow, list):
+        raise InvalidInput("'permissions.allow' in the settings is not a list; not touched")
+    allow = [r for r in allow if r not in rules] if uninstall else allow + [r for r in rules if r not in allow]
+    permissions = {**permissions, "allow": allow}
+    if not allow:
+        permissions.pop("allow")
+    if permissions:
+        data["permissions"] = permissions
+    else:
+        data.pop("permissions", None)
+    return data
 
 
 def _read(path: Path) -> str | None:
@@ -162,32 +206,39 @@ def _json_change(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]],
 
 
 def _is_ours(hook: Any, agent: str) -> bool:
-    if not isinstance(hook, dict) or hook.get("type") != "command" or not isinstance(hook.get("command"), str):
-        return False
-    match = _OURS.search(hook["command"])
+    """Whether ``hook`` (a handler; Copilot CLI's holds its command in ``bash``) runs memvault's hook."""
+    command = (hook.get("command") or hook.get("bash")) if isinstance(hook, dict) else None
+    match = _OURS.search(command) if isinstance(command, str) else None
     return match is not None and match.group("agent") == agent
 
 
-def _with_hooks(data: dict[str, Any], wanted: dict[str, str], uninstall: bool) -> dict[str, Any]:
+def _with_hooks(data: dict[str, Any], wanted: dict[str, dict[str, Any]], agent: str, uninstall: bool, *,
+                nested: bool = True) -> dict[str, Any]:
+    """``data`` with memvault's hook ``wanted[event]`` for each event (or none, to uninstall).
+
+    ``nested``: Claude Code's shape, which Codex and Gemini CLI share (event -> groups ->
+    ``hooks`` -> handlers); else Cursor's and Copilot CLI's (event -> handlers).  A group or
+    handler of memvault's is replaced; everything else is kept where it is.
+    """
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidInput("'hooks' in the settings is not an object; not touched")
-    for event, command in wanted.items():
+    for event, entry in wanted.items():
         groups = hooks.get(event, [])
         if not isinstance(groups, list):
             raise InvalidInput(f"'hooks.{event}' in the settings is not a list; not touched")
-        mine = {"hooks": [{"type": "command", "command": command, "timeout": claude_code.TIMEOUTS[event]}]}
-        if not uninstall and mine in groups and sum(_has_ours(g) for g in groups) == 1:
+        mine = {"hooks": [entry]} if nested else entry
+        ours = [g for g in groups if _has_ours(g, agent, nested)]
+        if not uninstall and mine in groups and len(ours) == 1:
             continue  # installed as it should be: leave it where it is
         kept: list[Any] = []
         for group in groups:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(inner, list) or not any(_is_ours(h, claude_code.AGENT) for h in inner):
+            if not _has_ours(group, agent, nested):
                 kept.append(group)
-                continue
-            others = [h for h in inner if not _is_ours(h, claude_code.AGENT)]
-            if others:
-                kept.append({**group, "hooks": others})
+            elif nested:
+                others = [h for h in group["hooks"] if not _is_ours(h, agent)]
+                if others:
+                    kept.append({**group, "hooks": others})
         if not uninstall:
             kept.append(mine)
         if kept:
@@ -201,15 +252,18 @@ def _with_hooks(data: dict[str, Any], wanted: dict[str, str], uninstall: bool) -
     return data
 
 
-def _has_ours(group: Any) -> bool:
+def _has_ours(group: Any, agent: str, nested: bool = True) -> bool:
+    if not nested:
+        return _is_ours(group, agent)
     inner = group.get("hooks") if isinstance(group, dict) else None
-    return isinstance(inner, list) and any(_is_ours(h, claude_code.AGENT) for h in inner)
+    return isinstance(inner, list) and any(_is_ours(h, agent) for h in inner)
 
 
-def _with_server(data: dict[str, Any], server: dict[str, Any] | None) -> dict[str, Any]:
-    servers = data.get("mcpServers", {})
+def _with_server(data: dict[str, Any], server: dict[str, Any] | None, key: str = "mcpServers") -> dict[str, Any]:
+    """``data`` with memvault's MCP server ``data[key][SERVER_NAME]`` (None: without it)."""
+    servers = data.get(key, {})
     if not isinstance(servers, dict):
-        raise InvalidInput("'mcpServers' is not an object; not touched")
+        raise InvalidInput(f"'{key}' is not an object; not touched")
     current = servers.get(SERVER_NAME)
     if server is None:
         if current is not None and _server_is_ours(current):
@@ -220,16 +274,18 @@ def _with_server(data: dict[str, Any], server: dict[str, Any] | None) -> dict[st
     else:
         servers[SERVER_NAME] = server
     if servers:
-        data["mcpServers"] = servers
+        data[key] = servers
     else:
-        data.pop("mcpServers", None)
+        data.pop(key, None)
     return data
 
 
 def _server_is_ours(entry: Any) -> bool:
     if not isinstance(entry, dict):
         return False
-    words = [str(entry.get("command", "")), *(str(a) for a in entry.get("args", []) or [])]
+    command = entry.get("command", "")
+    words = [str(w) for w in (command if isinstance(command, list) else [command])]
+    words += [str(a) for a in entry.get("args", []) or []]
     return any("memvault" in w or w == "vault_engine" for w in words) and "mcp" in words
 
 
@@ -237,7 +293,17 @@ def _server_is_ours(entry: Any) -> bool:
 
 
 def _codex(target: Target, uninstall: bool) -> list[FileChange]:
-    config = codex.config_path(target.home, target.codex_home)
+    hooks_file = codex.hooks_path(target.scope, target.home, target.codex_home, target.project)
+    wanted = {event: {"type": "command", "command": target.hook_command(event), "timeout": codex.TIMEOUTS[event]}
+              for event in codex.EVENTS}
+    config = codex.config_path(target.home, target.codex_home) if target.scope == "user" \
+        else target.project / ".codex" / "config.toml"
+    return [_json_change(hooks_file, lambda data: _with_hooks(data, wanted, codex.AGENT, uninstall),
+                         "hooks " + ", ".join(codex.EVENTS) + " (to trust in Codex: /hooks)"),
+            _codex_server(config, target, uninstall), _agents_md(target, uninstall)]
+
+
+def _codex_server(config: Path, target: Target, uninstall: bool) -> FileChange:
     before = _read(config)
     if before is not None:
         try:
@@ -252,12 +318,16 @@ def _codex(target: Target, uninstall: bool) -> list[FileChange]:
         if after is not None and text and after.rstrip("\n") == text.rstrip("\n"):
             after = before
     else:
-        after = codex.with_server(text, SERVER_NAME, target.command[0],
-                                  [*target.command[1:], "--vault", str(target.vault), "mcp"])
+        command = target.memvault()
+        after = codex.with_server(text, SERVER_NAME, command[0], [*command[1:], "mcp"])
         if before is not None and tomllib.loads(before).get("mcp_servers", {}).get(SERVER_NAME) == \
                 tomllib.loads(after).get("mcp_servers", {}).get(SERVER_NAME):
             after = before  # already there as it should be
-    changes = [FileChange(config, before, after, f"MCP server '{SERVER_NAME}'")]
+    return FileChange(config, before, after, f"MCP server '{SERVER_NAME}'")
+
+
+def _agents_md(target: Target, uninstall: bool) -> FileChange:
+    """The context manifest as the ``memvault export agents-md`` block of the project's AGENTS.md."""
     agents_file = target.project / "AGENTS.md"
     agents_before = _read(agents_file)
     if uninstall:
@@ -267,5 +337,65 @@ def _codex(target: Target, uninstall: bool) -> list[FileChange]:
     else:
         body = target.agents_md() if target.agents_md is not None else ""
         agents_after = splice(agents_before or "", block(body), str(agents_file))
-    changes.append(FileChange(agents_file, agents_before, agents_after, "the context manifest in AGENTS.md"))
-    return changes
+    return FileChange(agents_file, agents_before, agents_after, "the context manifest in AGENTS.md")
+
+
+# ---------------------------------------------------------------- Gemini CLI, Cursor, OpenCode, Copilot CLI
+
+
+def _gemini(target: Target, uninstall: bool) -> list[FileChange]:
+    wanted = {event: {"type": "command", "name": SERVER_NAME, "command": target.hook_command(event),
+                      "timeout": gemini.TIMEOUTS[event]} for event in gemini.EVENTS}
+
+    def change(data: dict[str, Any]) -> dict[str, Any]:
+        data = _with_hooks(data, wanted, gemini.AGENT, uninstall)
+        return _with_server(data, None if uninstall else _server(target))
+
+    return [_json_change(gemini.settings_path(target.scope, target.home, target.project), change,
+                         "hooks " + ", ".join(gemini.EVENTS) + f" and MCP server '{SERVER_NAME}'")]
+
+
+_CURSOR_VERSION = {"version": 1}  # what a hooks.json of Cursor's holds besides its hooks
+
+
+def _cursor(target: Target, uninstall: bool) -> list[FileChange]:
+    wanted = {event: {"command": target.hook_command(event), "timeout": cursor.TIMEOUTS[event]}
+              for event in cursor.EVENTS}
+
+    def change(data: dict[str, Any]) -> dict[str, Any]:
+        data = _with_hooks({**_CURSOR_VERSION, **data}, wanted, cursor.AGENT, uninstall, nested=False)
+        return {} if data == _CURSOR_VERSION else data  # nothing but the version left: install made the file
+
+    return [_json_change(cursor.hooks_path(target.scope, target.home, target.project), change,
+                         "hooks " + ", ".join(cursor.EVENTS)),
+            _json_change(cursor.mcp_path(target.scope, target.home, target.project),
+                         lambda data: _with_server(data, None if uninstall else _server(target)),
+                         f"MCP server '{SERVER_NAME}'")]
+
+
+def _opencode(target: Target, uninstall: bool) -> list[FileChange]:
+    path = opencode.plugin_path(target.scope, target.home, target.project)
+    before = _read(path)
+    if before is not None and not before.startswith(opencode.MARKER):
+        raise InvalidInput("a plugin file of this name that memvault did not write; not touched", path=str(path))
+    plugin = FileChange(path, before, None if uninstall else opencode.plugin(list(target.memvault())),
+                        "the plugin that runs memvault's hooks")
+    server = {"type": "local", "command": [*target.memvault(), "mcp"], "enabled": True}
+    return [plugin, _json_change(opencode.config_path(target.scope, target.home, target.project),
+                                 lambda data: _with_server(data, None if uninstall else server, "mcp"),
+                                 f"MCP server '{SERVER_NAME}'")]
+
+
+def _copilot(target: Target, uninstall: bool) -> list[FileChange]:
+    if target.scope == "project":
+        return [_agents_md(target, uninstall)]
+    return [_json_change(copilot.mcp_path(target.home),
+                         lambda data: _with_server(data, None if uninstall else
+                                                   _server(target, type="local", tools=["*"])),
+                         f"MCP server '{SERVER_NAME}'")]
+
+
+_PLANNERS: dict[str, Callable[[Target, bool], list[FileChange]]] = {
+    claude_code.AGENT: _claude_code, codex.AGENT: _codex, gemini.AGENT: _gemini, cursor.AGENT: _cursor,
+    opencode.AGENT: _opencode, copilot.AGENT: _copilot}
+AGENTS = tuple(_PLANNERS)

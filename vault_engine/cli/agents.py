@@ -7,17 +7,17 @@ from pathlib import Path
 
 import click
 
-from ..agents import claude_code, codex
+from ..agents.hooks import AGENTS as HOOKED
 from ..config import environment
 from .options import Settings, common, echo, echo_json, emit
 from .root import cli
 
-AGENTS = (claude_code.AGENT, codex.AGENT)
+EVENTS = sorted({event for adapter in HOOKED.values() for event in adapter.EVENTS})
 
 
 @cli.command("hook")
-@click.argument("agent", type=click.Choice([claude_code.AGENT]))
-@click.argument("event", type=click.Choice(claude_code.EVENTS))
+@click.argument("agent", type=click.Choice([name for name, adapter in HOOKED.items() if adapter.EVENTS]))
+@click.argument("event", type=click.Choice(EVENTS))
 @common
 @click.pass_obj
 def hook(settings: Settings, agent: str, event: str) -> None:
@@ -41,30 +41,35 @@ def hook(settings: Settings, agent: str, event: str) -> None:
 
 
 @cli.command("install")
-@click.argument("agent", type=click.Choice(AGENTS))
+@click.argument("agent", type=click.Choice(list(HOOKED)))
 @click.option("--scope", type=click.Choice(("user", "project")), default="user", show_default=True,
               help="user: every project of this user; project: this repository's settings (to commit or share).")
 @click.option("--dry-run", is_flag=True, help="Show the changes as diffs; write nothing.")
 @click.option("--uninstall", is_flag=True, help="Remove exactly what install added.")
+@click.option("--allow-tools", is_flag=True,
+              help="claude-code: allow memvault's read-only MCP tools without asking (permissions.allow).")
 @common
 @click.pass_obj
-def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall: bool) -> None:
+def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall: bool, allow_tools: bool) -> None:
     """Wire memvault into an agent: hooks, MCP server and instructions in its own settings files.
 
-    claude-code: hooks for SessionStart, UserPromptSubmit, PreCompact and
-    SessionEnd, and the MCP server (~/.claude/settings.json and ~/.claude.json,
-    or with --scope project .claude/settings.json and .mcp.json). codex: the MCP
-    server in ~/.codex/config.toml and the context manifest in ./AGENTS.md.
-    Your own entries are kept; running it again changes nothing.
+    claude-code, codex, gemini and cursor get hooks in their settings files,
+    opencode a plugin, copilot (whose hooks cannot give context) the MCP server
+    and the AGENTS.md manifest; docs/agents.md says what goes where. --scope
+    project writes nothing of this machine: `memvault` from PATH, the vault
+    found from the session's folder. Your own entries are kept; running it
+    again changes nothing; --uninstall takes back exactly what it added.
 
     \b
     Example:
         memvault install claude-code --dry-run
-        memvault install claude-code
+        memvault install claude-code --scope project --allow-tools
         memvault install codex --uninstall
     """
+    from ..agents.hooks import find_vault
     from ..agents.install import Target, apply, plan
     from ..invocation import memvault_command
+    from ..server.mcp.tools import TOOLS
 
     vault = settings.open_vault()
     project = Path.cwd()
@@ -77,8 +82,11 @@ def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall
         return build(vault, TaskRequest("Work on this project", project=key, overview=True), record=False).markdown
 
     env = environment()
+    # Uninstall takes the rules back whether or not the flag is given: it removes what install added.
+    read_only = tuple(t.name for t in TOOLS if t.read_only) if allow_tools or (uninstall and agent == "claude-code") \
+        else ()
     target = Target(agent, scope, Path(env.home or Path.home()), project, vault.root,
-                    tuple(memvault_command()), codex_home=env.codex_home, agents_md=agents_md)
+                    tuple(memvault_command()), codex_home=env.codex_home, agents_md=agents_md, allow_tools=read_only)
     changes = plan(target, uninstall=uninstall)
     written = [] if dry_run else apply(changes)
 
@@ -94,6 +102,12 @@ def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall
             echo(f"{agent}: nothing to change")
         elif dry_run:
             echo(f"{agent}: would change {sum(c.changed for c in changes)} file(s); run without --dry-run")
+        if agent == "codex" and not uninstall:
+            echo("codex: new or changed hooks run once trusted: open /hooks in codex "
+                 "(or run codex exec --dangerously-bypass-hook-trust)")
+        if scope == "project" and not uninstall and find_vault(None, env, project) != vault.root:
+            echo(f"note: from {project} the hooks find no vault or another one than {vault.root}; "
+                 "put the vault above the project, or set MEMVAULT_DIR where the agent runs")
 
     emit(settings, {"agent": agent, "scope": scope, "dry_run": dry_run, "uninstall": uninstall,
                     "files": [c.to_json() for c in changes], "written": [str(c.path) for c in written]}, human)
