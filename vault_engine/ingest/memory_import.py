@@ -8,8 +8,9 @@ shows the plan and stops there.
 Each entry becomes one memory whose ``source`` is ``document:<file>#<anchor>``.
 Importing again is idempotent: an entry whose text a memory from the same file
 already holds is unchanged (even if the entry moved: a bullet inserted above
-others leaves them be); an entry whose anchor's memory holds other text updates
-it (a correction: the old text stays in its history); anything else is created.
+others leaves them be); an edited entry updates the memory whose text it is most
+like, else the memory of its anchor (a correction: the old text stays in its
+history); anything else is created (see :func:`plan`).
 An entry gone from the file leaves its memory as it is (say ``memvault forget``
 to drop it).  Every text is redacted of secrets by the write path (``add``,
 ``correct``), and one-off instructions are left out as ``memvault add`` leaves
@@ -25,6 +26,7 @@ memories) is ``inferred`` and starts on trial.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +41,6 @@ from ..limits import MAX_TEXT
 from .memory_files import Entry, MemoryFile, read_memory_files
 
 if TYPE_CHECKING:
-    from ..store import Entry as StoredEntry
     from ..vault import Vault
 
 AGENT_WRITTEN = frozenset({"claude-code-memory", "codex-memories"})
@@ -111,46 +112,72 @@ def import_memories(vault: Vault, kind: str, paths: Sequence[Path], *, dry_run: 
 
 
 def plan(vault: Vault, files: Sequence[MemoryFile], project: str | None) -> list[Planned]:
-    """What importing ``files`` would do (reads the vault, writes nothing)."""
+    """What importing ``files`` would do (reads the vault, writes nothing).
+
+    Each entry is matched to a memory imported from the same file in three passes, each memory
+    matched once: the same text (unchanged, wherever the entry moved), then the most alike text
+    (an edited entry: updated), then the same anchor (updated); an entry matched by none is created.
+    """
     from ..context.project import current_project
 
     active = [e for e in vault.scan().active() if e.memory.lifecycle != "superseded"]
     out: list[Planned] = []
     for file in files:
         prefix = f"document:{file.path}#"
-        mine = [e for e in active if e.memory.source.startswith(prefix)]
-        by_text: dict[str, StoredEntry] = {text_digest(memory_text(e.memory)): e for e in mine}
-        by_source: dict[str, StoredEntry] = {e.memory.source: e for e in mine}
-        claimed: set[str] = set()
+        mine = {e.memory.id: e for e in active if e.memory.source.startswith(prefix)}
         key = project
         if key is None and not file.user_level and file.folder is not None:
             key = current_project(file.folder, vault.root)
-        for entry in file.entries:
-            out.append(_plan_entry(file, entry, key, by_text, by_source, claimed))
+        items = [_planned(file, entry, key) for entry in file.entries]
+        live = [i for i in items if i.action == "create"]
+        by_text = {text_digest(memory_text(e.memory)): e.memory.id for e in mine.values()}
+        for item in live:  # the same text
+            found = by_text.get(text_digest(_clean(item.entry.text)))
+            if found is not None and found in mine:
+                item.action, item.memory = "unchanged", found
+                del mine[found]
+        for item in live:  # the most alike text: an edited entry
+            if item.action == "create" and mine:
+                words = _words(item.entry.text)
+                best = max(mine.values(), key=lambda e: _alike(words, _words(memory_text(e.memory))))
+                if _alike(words, _words(memory_text(best.memory))) >= ALIKE:
+                    item.action, item.memory = "update", best.memory.id
+                    del mine[best.memory.id]
+        by_source = {e.memory.source: e.memory.id for e in mine.values()}
+        for item in live:  # the same anchor
+            found = by_source.get(item.source)
+            if item.action == "create" and found is not None and found in mine:
+                item.action, item.memory = "update", found
+                del mine[found]
+        out += items
     return out
 
 
-def _plan_entry(file: MemoryFile, entry: Entry, project: str | None, by_text: dict[str, StoredEntry],
-                by_source: dict[str, StoredEntry], claimed: set[str]) -> Planned:
+ALIKE = 0.5  # share of words an edited entry keeps with the memory it updates (Jaccard)
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.casefold()))
+
+
+def _alike(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def _clean(text: str) -> str:
+    return redact(text.strip("\n")).rstrip()
+
+
+def _planned(file: MemoryFile, entry: Entry, project: str | None) -> Planned:
+    """The entry as a new memory, or skipped when no memory may hold it."""
     type_, in_project, alone = _TYPES[entry.kind]
     item = Planned("create", source_of(file, entry), entry, type_, in_project if project else alone, project)
-    text = redact(entry.text.strip("\n")).rstrip()
+    text = _clean(entry.text)
     phrase = is_one_off(text)
     if phrase:
         item.action, item.reason = "skip", f"'{phrase}' marks a one-off instruction, not a lasting memory"
-        return item
-    if len(text) > MAX_TEXT:
+    elif len(text) > MAX_TEXT:
         item.action, item.reason = "skip", f"longer than {MAX_TEXT} characters"
-        return item
-    same = by_text.get(text_digest(text))
-    if same is not None and same.memory.id not in claimed:
-        claimed.add(same.memory.id)
-        item.action, item.memory = "unchanged", same.memory.id
-        return item
-    previous = by_source.get(item.source)
-    if previous is not None and previous.memory.id not in claimed:
-        claimed.add(previous.memory.id)
-        item.action, item.memory = "update", previous.memory.id
     return item
 
 
