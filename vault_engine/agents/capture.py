@@ -1,7 +1,8 @@
 """Capture: an agent's session, read from its transcript, stored as episodes of its project.
 
 :func:`capture` takes the messages of a transcript that are not stored yet (their
-keys are not in the session's ``captured`` set, :mod:`.session`), turns them into
+keys are not in the vault's record, :mod:`.captured`: a message that a fork or a
+resumed session copied from another is stored once), turns them into
 conversation turns and hands them to :func:`~vault_engine.ingest.conversation.ingest`,
 which redacts secrets, leaves out one-off instructions and cuts the session into
 episodes.  A tool's long result (``ingest.tool_output_min_chars`` or more) is kept
@@ -11,7 +12,9 @@ interrupted capture stores them on the next one; capturing the same transcript
 again, or the same session grown longer, stores each message once.
 
 The whole capture of one session holds a lock, so the agent's PreCompact and
-SessionEnd hooks (or a hook and a bulk ``ingest``) never store a message twice.
+SessionEnd hooks (or a hook and a bulk ``ingest``) never store a message twice;
+two sessions sharing messages (a fork captured while its parent is) leave each
+shared message to whichever took it first (:meth:`.CapturedKeys.take`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from .. import fsio
 from ..errors import IngestDeferred, InvalidInput, VaultError
 from ..limits import MAX_DOCUMENT
 from ..llm.base import Turn
+from .captured import CapturedKeys
 from .messages import Message, Transcript
 from .session import AGENTS_DIR, AgentSession
 
@@ -65,27 +69,37 @@ def capture(vault: Vault, transcript: Transcript, *, name: str, project: str | N
     """
     from ..ingest.conversation import ingest
 
-    lock = fsio.WriterLock(vault.root / AGENTS_DIR / f"{name}.lock", CAPTURE_LOCK_TIMEOUT,
-                           what=f"capturing session '{name}'")
+    lock = fsio.WriterLock(_lock_of(vault.root, name), CAPTURE_LOCK_TIMEOUT, what=f"capturing session '{name}'")
+    record = CapturedKeys(vault.root)
     with lock.hold():
         state = AgentSession.load(vault.root, name)
         state.project = state.project or project
-        new = [m for m in transcript.messages if m.key not in state.captured]
+        legacy = set(state.captured)  # what an older memvault recorded in the session's own file
+        new = record.take(name, transcript.messages, legacy, lambda other: _lock_of(vault.root, other))
         result = CaptureResult(name, project, new_messages=len(new))
-        turns = _turns(vault, new, llm, project, result)
-        result.turns = len(turns)
         try:
+            turns = _turns(vault, new, llm, project, result)
+            result.turns = len(turns)
             if turns or flush:
                 result.ingest = ingest(vault, turns, session=name, llm=llm, flush=flush, project=project)
         except IngestDeferred:  # every turn is buffered, only a compaction waits: never buffer them again
-            _record(vault, state, new)
+            _record(vault, record, state, new, legacy)
             raise
-        _record(vault, state, new)
+        except BaseException:
+            record.release(name)
+            raise
+        _record(vault, record, state, new, legacy)
     return result
 
 
-def _record(vault: Vault, state: AgentSession, captured: Sequence[Message]) -> None:
-    state.captured.update(m.key for m in captured)
+def _lock_of(root: Path, name: str) -> Path:
+    return root / AGENTS_DIR / f"{name}.lock"
+
+
+def _record(vault: Vault, record: CapturedKeys, state: AgentSession, captured: Sequence[Message],
+            legacy: set[str]) -> None:
+    record.record(state.name, captured, legacy)
+    state.captured.clear()  # now in the vault's record
     state.save(vault.root)
 
 

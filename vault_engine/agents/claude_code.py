@@ -13,9 +13,18 @@ object per line.  ``user`` and ``assistant`` lines carry ``message`` (``role``,
 ``content``: a string or a list of ``text``, ``thinking``, ``tool_use``,
 ``tool_result`` and ``image`` blocks), ``uuid``, ``timestamp``, ``sessionId``,
 ``cwd`` and ``isSidechain``; one assistant reply is written over several lines
-that share ``message.id``.  Other line types (``summary``, ``system``,
-``file-history-snapshot`` ...) are the tool's bookkeeping.  Each line's ``uuid``
-is the key capture remembers (see :mod:`.messages`).
+that share ``message.id``.  Other line types (``summary``, ``system`` with its
+``compact_boundary``, ``attachment`` with a hook's ``additionalContext``,
+``file-history-snapshot`` ...) are the tool's bookkeeping.  Lines the tool writes
+in the person's name are synthetic and left out: ``isCompactSummary`` (the
+summary a compaction writes, "This session is being continued from a previous
+conversation..."; older versions do not flag it, its opening words do),
+``isMeta`` (caveats, a hook's context), ``isVisibleInTranscriptOnly``, and
+``isSidechain`` (a sub-agent's side conversation).  memvault's own MCP tools
+(``mcp__memvault__memory_search`` ...) and what its hooks inject are left out
+too (see :mod:`.messages`).  Each line's ``uuid`` is the key capture remembers:
+``--fork-session`` and a resume that copies the history write the parent's lines
+again, same ``uuid``, under the new session's id, and they are stored once.
 
 **Settings.** Hooks go in ``~/.claude/settings.json`` (user) or
 ``<project>/.claude/settings.json`` (project); the MCP server in
@@ -29,7 +38,18 @@ from pathlib import Path
 from typing import Any
 
 from .adapter import CONTEXT_ACTIONS, HookInput, HookInputError, hook_specific_output  # noqa: F401 (HookInputError: re-exported)
-from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of, text_value
+from .messages import (
+    Message,
+    ToolOutput,
+    Transcript,
+    condensed_call,
+    is_continuation,
+    is_memvault_tool,
+    jsonl_records,
+    text_of,
+    text_value,
+    without_injected,
+)
 
 AGENT = "claude-code"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
@@ -39,6 +59,7 @@ CONTEXT_EVENTS = CONTEXT_ACTIONS  # the events whose answer the model reads
 TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 120, "SessionEnd": 60}
 
 # Text the tool itself puts in a user message: slash-command echoes, interruptions.
+_SYNTHETIC = ("isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")  # flags of lines it writes
 _TOOL_TEXT = re.compile(r"^\s*(?:<(?:command-name|command-message|command-args|local-command-stdout|"
                         r"local-command-stderr|system-reminder)>|\[Request interrupted by user)")
 
@@ -81,8 +102,8 @@ def read_transcript(path: Path) -> Transcript:
         if not isinstance(message, dict) or key is None:
             skipped += 1
             continue
-        if record.get("isSidechain") or record.get("isMeta"):
-            continue  # a sub-agent's side conversation; the tool's own notes
+        if any(record.get(flag) for flag in _SYNTHETIC):
+            continue  # a sub-agent's side conversation, the tool's own notes, a compaction's summary
         ts = text_value(record.get("timestamp"))
         if kind == "assistant":
             found = _assistant(message, key, ts, tools)
@@ -106,7 +127,8 @@ def _assistant(message: dict[str, Any], key: str, ts: str | None, tools: dict[st
             name = str(block.get("name") or "tool")
             if isinstance(block.get("id"), str):
                 tools[block["id"]] = name
-            parts.append(condensed_call(name, block.get("input")))
+            if not is_memvault_tool(name):  # memvault's own calls: the vault is not its own source
+                parts.append(condensed_call(name, block.get("input")))
         # thinking and redacted_thinking blocks: the model's private reasoning is not kept
     if not parts:
         return None
@@ -117,7 +139,7 @@ def _assistant(message: dict[str, Any], key: str, ts: str | None, tools: dict[st
 def _user(message: dict[str, Any], key: str, ts: str | None, tools: dict[str, str]) -> Message | None:
     content = message.get("content")
     if isinstance(content, str):
-        return None if _TOOL_TEXT.match(content) or not content.strip() else Message(key, "user", content, ts)
+        content = [{"type": "text", "text": content}]
     if not isinstance(content, list):
         return None
     texts: list[str] = []
@@ -127,12 +149,15 @@ def _user(message: dict[str, Any], key: str, ts: str | None, tools: dict[str, st
             continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
-            if block["text"].strip() and not _TOOL_TEXT.match(block["text"]):
-                texts.append(block["text"])
+            if is_continuation(block["text"]):
+                return None  # a compaction's summary, written as if the person had said it
+            text = without_injected(block["text"])
+            if text.strip() and not _TOOL_TEXT.match(text):
+                texts.append(text)
         elif kind == "tool_result":
             name = tools.get(str(block.get("tool_use_id")), "tool")
             output = text_of(block.get("content"))
-            if output.strip():
+            if output.strip() and not is_memvault_tool(name):
                 outputs.append(ToolOutput(name, output, bool(block.get("is_error"))))
         # image blocks: nothing to keep as text
     if texts:

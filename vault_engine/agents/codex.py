@@ -29,7 +29,13 @@ User messages that Codex writes itself (``<environment_context>``,
 not the person's words and are left out.  Older files (until 2025) have a bare
 ``{"id", "timestamp", "instructions"}`` first line and bare items after it; they
 are read the same way.  Lines carry no ids: a line's key is a digest of the
-line, so reading a grown file again finds the same keys.
+line, so reading a grown file again finds the same keys, and so does a fork
+that copies the parent's lines.  A ``compacted`` line (a compaction's summary
+and the history it replaces) is the tool's own and is not read; neither is the
+hand-over message a compaction writes in the person's name.  memvault's own MCP
+tools (function calls named ``mcp__memvault__memory_search``, ``memvault__...``
+in older versions) and their outputs, and what memvault's hooks inject, are left
+out (see :mod:`.messages`).
 
 **Config**: ``$CODEX_HOME/config.toml`` (``~/.codex``), or ``<repo>/.codex/config.toml``, the
 server as a ``[mcp_servers.memvault]`` table with ``command`` and ``args``, plus
@@ -47,12 +53,24 @@ from pathlib import Path
 from typing import Any
 
 from .adapter import HookInput, hook_specific_output
-from .messages import Message, ToolOutput, Transcript, condensed_call, jsonl_records, text_of, text_value
+from .messages import (
+    Message,
+    ToolOutput,
+    Transcript,
+    condensed_call,
+    is_continuation,
+    is_memvault_tool,
+    jsonl_records,
+    text_of,
+    text_value,
+    without_injected,
+)
 
 AGENT = "codex"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")  # memvault's actions by their names
 TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 120, "SessionEnd": 60}  # seconds
 MCP_STARTUP_SECONDS = 60  # the first start may load the embedding model
+_MEMVAULT = "\x00memvault"  # the tool name noted for a call to memvault's own server (no real name has NUL)
 _INJECTED = re.compile(r"^\s*(?:<environment_context>|<user_instructions>|<permissions instructions>|"
                        r"# AGENTS\.md instructions|<INSTRUCTIONS>)")
 
@@ -126,18 +144,24 @@ def _item(item: dict[str, Any], key: str, ts: str | None, tools: dict[str, str])
     if kind == "message":
         role = item.get("role")
         text = text_of(item.get("content"))
-        if role not in ("user", "assistant") or not text.strip() or (role == "user" and _INJECTED.match(text)):
+        if role == "user" and (_INJECTED.match(text) or is_continuation(text)):
+            return None
+        text = without_injected(text)
+        if role not in ("user", "assistant") or not text.strip():
             return None
         return Message(key, str(role), text, ts)
     if kind in ("function_call", "custom_tool_call"):
         name = str(item.get("name") or "tool")
+        server = text_value(item.get("server")) or text_value(item.get("namespace"))
         if isinstance(item.get("call_id"), str):
-            tools[item["call_id"]] = name
+            tools[item["call_id"]] = name if not is_memvault_tool(name, server) else _MEMVAULT
+        if is_memvault_tool(name, server):
+            return None  # memvault's own call: what it answers is the vault's memories
         arguments = item.get("arguments") if kind == "function_call" else {"input": item.get("input")}
         return Message(key, "assistant", condensed_call(name, arguments), ts)
     if kind in ("function_call_output", "custom_tool_call_output"):
         output = _outputtext_value(item.get("output"))
-        if not output.strip():
+        if not output.strip() or tools.get(str(item.get("call_id"))) == _MEMVAULT:
             return None
         return Message(key, "tool", "", ts, (ToolOutput(tools.get(str(item.get("call_id")), "tool"), output),))
     return None  # reasoning, and whatever a newer Codex adds

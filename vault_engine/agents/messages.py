@@ -8,16 +8,25 @@ Each agent writes its session as JSONL in a format of its own (:mod:`.claude_cod
   left out, unless it is long, when it is kept as a document through the
   ``remember-output`` path and the turn names it (:class:`ToolOutput`);
 - the model's private reasoning, images, sub-agents' side conversations and the
-  agent's own bookkeeping lines are left out.
+  agent's own bookkeeping lines are left out;
+- so is everything memvault itself put in the session: its own MCP tools' calls and
+  answers (:func:`is_memvault_tool`; a ``memory_search`` answer copies other
+  memories, and storing it again would make memvault remember its own echo), and
+  the ``<memory-context>`` blocks its hooks inject (:func:`without_injected`);
+- so is text the agent wrote in the person's name: a compaction's summary of the
+  conversation so far (:func:`is_continuation`), system reminders.
 
 Every message carries a ``key`` that stays the same when the transcript is read
-again, longer or not: capture records the keys it has stored, so a message is
-stored once however often a session is captured (:mod:`.capture`).
+again, longer or not, and when the agent copies it into another session (a fork,
+a resume that copies the history): capture records the keys it has stored for the
+whole vault, so a message is stored once however often, and in however many
+sessions, it is captured (:mod:`.capture`, :mod:`.captured`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +36,19 @@ from ..format.redact import redact
 
 TOOL_INPUT_CHARS = 160  # a condensed tool call shows at most this much of its input
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a transcript larger than this is refused, not read
+SERVER = "memvault"  # the name memvault's MCP server is installed under (see :mod:`.install`)
+
+# How agents name an MCP server's tool to the model: Claude Code ``mcp__SERVER__TOOL``, Codex the same
+# (``SERVER__TOOL`` before 2025's versions), and clients that write ``SERVER.TOOL`` or ``SERVER/TOOL``.
+_MEMVAULT_TOOL = re.compile(rf"^(?:mcp__)?{SERVER}(?:__|[./])\w+$")
+# What memvault's hooks put in the model's context (the session-start manifest and a prompt's memories
+# are both wrapped in it, see ``context.director.HEADER``), and the agent's own reminders around such text.
+# An unclosed block runs to the end of the text: a truncated injection is still not the person's words.
+_INJECTED_BLOCK = re.compile(r"<(memory-context|system-reminder)>.*?(?:</\1>|\Z)\s*", re.S)
+# How Claude Code opens the user message that carries a compaction's summary (older versions do not
+# flag it ``isCompactSummary``), and Codex its hand-over after a compaction.
+_CONTINUATION = re.compile(r"^\s*(?:This session is being continued from a previous conversation|"
+                           r"Another language model started to solve this problem)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,3 +143,21 @@ def text_of(content: Any) -> str:
                  if isinstance(block, dict) and block.get("type") in ("text", "input_text", "output_text")]
         return "\n\n".join(p for p in parts if p.strip())
     return ""
+
+
+def is_memvault_tool(name: str, server: str | None = None) -> bool:
+    """Whether a tool call goes to memvault's own MCP server: its answers are the vault's memories."""
+    return server == SERVER or bool(_MEMVAULT_TOOL.match(name))
+
+
+def without_injected(text: str) -> str:
+    """``text`` without the ``<memory-context>`` and ``<system-reminder>`` blocks an agent or memvault's
+    hooks put in it (what is left is the person's or the agent's own words)."""
+    if "<memory-context>" not in text and "<system-reminder>" not in text:
+        return text
+    return _INJECTED_BLOCK.sub("", text).strip()
+
+
+def is_continuation(text: str) -> bool:
+    """Whether ``text`` is an agent's summary of the conversation so far, written after a compaction."""
+    return bool(_CONTINUATION.match(text))

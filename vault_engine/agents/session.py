@@ -6,8 +6,10 @@ memory, and the next capture is checked against the stored episodes instead):
 
 - ``delivered``: the ids of the memories given to the agent so far (at session
   start and with each prompt), so a prompt is never given the same memory twice;
-- ``captured``: the keys of the transcript's messages already stored (see
-  :mod:`.messages`), so capturing a session again stores only what is new.
+- ``captured``: read only, from files an older memvault wrote: the keys of the
+  session's messages it stored.  Capture moves them to the vault-wide record
+  (:mod:`.captured`), which a message copied into another session (a fork)
+  is checked against too.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class AgentSession:
     name: str
     project: str | None = None
     delivered: list[str] = field(default_factory=list)
-    captured: set[str] = field(default_factory=set)
+    captured: set[str] = field(default_factory=set)  # an older memvault's record (see the module)
     answered_by: str | None = None  # the last hook's answer came from the vault's "server" or this "process"
 
     @staticmethod
@@ -72,5 +74,6 @@ class AgentSession:
         target = self.path(root, self.name)
         target.parent.mkdir(parents=True, exist_ok=True)
         data = {"session": self.name, "project": self.project, "delivered": self.delivered,
-                "captured": sorted(self.captured), "answered_by": self.answered_by}
+                **({"captured": sorted(self.captured)} if self.captured else {}),  # not yet moved to the record
+                "answered_by": self.answered_by}
         write_atomic(target, json.dumps(redact_data(data), ensure_ascii=False, indent=1) + "\n")

@@ -107,17 +107,50 @@ def add(settings: Settings, text: str, title: str | None, type_: MemoryType, kla
     emit(settings, add_json(result), human)
 
 
+IMPORT_KINDS = ("claude-code-memory", "codex-memories", "agents-md", "claude-md")
+
+
 @cli.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("paths", metavar="FILE|PATH...", nargs=-1, required=True)
+@click.option("--from", "kind", type=_choice(IMPORT_KINDS),
+              help="Read the memories another tool keeps (Claude Code's auto memory, Codex's memories, "
+                   "a hand-written AGENTS.md or CLAUDE.md) instead of memvault's JSONL.")
+@click.option("--dry-run", is_flag=True, help="With --from: show what would be created or updated; write nothing.")
+@click.option("--project", help="With --from: the project key the memories belong to (default: the git "
+                                "repository of each file's folder; global for user-level files).")
 @common
 @click.pass_obj
-def import_(settings: Settings, file: str) -> None:
-    """Bulk add from JSONL: one memory per line (frontmatter keys plus "body").
+def import_(settings: Settings, paths: tuple[str, ...], kind: str | None, dry_run: bool,
+            project: str | None) -> None:
+    """Bulk add from JSONL, or bring in memories kept for other agents.
 
-    Valid lines are imported; each bad line is reported as FILE:LINE and the
-    exit code is 1 when any line failed. A record imported before changes
-    nothing, so importing a file again is safe.
+    FILE (or - for stdin) is JSONL: one memory per line (frontmatter keys
+    plus "body"). Valid lines are imported; each bad line is reported as
+    FILE:LINE and the exit code is 1 when any line failed. A record imported
+    before changes nothing, so importing a file again is safe.
+
+    With --from, each PATH is read as that kind: each bullet, numbered list or
+    paragraph of an AGENTS.md/CLAUDE.md (memvault's own exported block aside),
+    each topic file of Claude Code's auto memory, each entry of Codex's
+    memory_summary.md and MEMORY.md becomes one memory, typed (rule,
+    preference, fact, procedure) from its words. Importing again updates
+    what changed and duplicates nothing.
+
+    \b
+    Example:
+        memvault import memories.jsonl
+        memvault import --from claude-md --dry-run ./CLAUDE.md
+        memvault import --from claude-code-memory ~/.claude/projects/*/memory
+        memvault import --from codex-memories ~/.codex/memories
     """
+    if kind is not None:
+        _import_from(settings, kind, paths, dry_run, project)
+        return
+    if dry_run or project:
+        raise click.UsageError("--dry-run and --project go with --from")
+    if len(paths) != 1:
+        raise click.UsageError("the JSONL form takes one FILE (or -); several paths are for --from")
+    file = paths[0]
     vault = settings.open_vault(write=True)
     if file == "-":
         result = vault.import_jsonl(_lines(sys.stdin, "<stdin>"), "<stdin>")
@@ -142,6 +175,34 @@ def import_(settings: Settings, file: str) -> None:
     for error in result.errors:
         echo(f"error: {error.one_line()}", err=True)
     if result.errors:
+        sys.exit(1)
+
+
+def _import_from(settings: Settings, kind: str, paths: tuple[str, ...], dry_run: bool, project: str | None) -> None:
+    """``import --from``: the files another tool keeps, planned, shown, and applied unless ``dry_run``."""
+    from ..config import environment
+    from ..ingest.memory_import import import_memories
+
+    if "-" in paths:
+        raise click.UsageError("--from reads files and folders: name them (not -)")
+    home = environment().home
+    vault = settings.open_vault(write=not dry_run)
+    report = import_memories(vault, kind, [Path(p) for p in paths], dry_run=dry_run, project=project,
+                             home=Path(home) if home else None)
+    verbs = {"create": "would create" if dry_run else "created", "update": "would update" if dry_run else "updated",
+             "unchanged": "unchanged", "skip": "skipped", "failed": "failed"}
+
+    def human() -> None:
+        for item in report.items:
+            what = item.memory or item.type
+            why = f"  ({item.reason})" if item.reason else ""
+            where = item.project or "global"
+            echo(f"{verbs[item.action]:<12} {what}  {item.source}  [{item.entry.kind}, {where}]{why}")
+        counts = ", ".join(f"{report.count(a)} {verbs[a]}" for a in verbs if report.count(a))
+        echo(f"{len(report.files)} files read: {counts or 'nothing to import'}")
+
+    emit(settings, report.to_json(), human)
+    if report.count("failed"):
         sys.exit(1)
 
 

@@ -35,6 +35,9 @@ _IMPERATIVE = frozenset(
     "bypass push deploy commit merge drop write add remove delete answer reply go just no".split()
 )
 _ONE_OFF_MAX_CHARS = 300
+# The occasion said first ("Today, use ...", "Just this once, skip ..."): the order follows it.
+_OCCASION_LEAD = re.compile(r"^\s*(?:(?:just\s+|only\s+)?(?:for\s+)?(?:today|now|this\s+(?:time|once))(?:\s+only)?|"
+                            r"just\s+this\s+once)\s*,\s*", re.I)
 
 
 def is_one_off_instruction(turn: Turn) -> bool:
@@ -42,11 +45,13 @@ def is_one_off_instruction(turn: Turn) -> bool:
 
     Only the person's own instructions qualify: a turn that tells something
     ("I went there just this once, and it changed my life") is conversation
-    and is kept in full like every other turn.
+    and is kept in full like every other turn.  The phrases are those that make
+    ``memvault add`` refuse a text (:func:`~vault_engine.format.text.is_one_off`),
+    the occasion first or last ("Today, use the staging database").
     """
     if turn.role != "user" or len(turn.content) > _ONE_OFF_MAX_CHARS or not is_one_off(turn.content):
         return False
-    words = turn.content.strip().split(maxsplit=1)
+    words = _OCCASION_LEAD.sub("", turn.content.strip(), count=1).split(maxsplit=1)
     first = words[0].strip(",.!:;\"'").casefold() if words else ""
     return first in _IMPERATIVE
 
