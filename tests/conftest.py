@@ -32,6 +32,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
         if name.startswith(("MEMVAULT_", "ANTHROPIC_")):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
+    # No hook starts a warm server that outlives its test; the tests of that server turn it back on.
+    monkeypatch.setenv("MEMVAULT_SERVER_WARM_MINUTES", "0")
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # the embedding cache lives in the private HOME too
     # The embedding model's int8 graph is derived once per run, not once per private HOME.
     graphs = tmp_path_factory.getbasetemp() / "model-graphs"

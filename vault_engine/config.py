@@ -199,6 +199,7 @@ class WatchSettings:
 @dataclass(frozen=True, slots=True)
 class ServerSettings:
     port: int = 7788
+    warm_minutes: float = 15.0  # a hook with no server to ask starts one that exits idle this long (0: never)
 
 
 @dataclass(frozen=True, slots=True)

@@ -235,6 +235,23 @@ def remove(target: Path) -> None:
     _fsync_dir(target.parent)
 
 
+def lock_held_open(path: Path) -> int:
+    """``path`` locked (``flock``, never waiting) for as long as the descriptor returned stays open: the
+    kernel releases it however its holder ends.
+
+    Raises:
+        BlockingIOError: another process holds it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise BlockingIOError(f"{path} is locked by another process") from None
+    return fd
+
+
 class WriterLock:
     """The vault-wide writer lock (``flock`` on ``.memvault/lock``).
 

@@ -22,8 +22,10 @@ from typing import Any
 import pytest
 
 from vault_engine.agents.captured import CapturedKeys
+from vault_engine.agents.captures import CaptureQueue
 from vault_engine.agents.hooks import MAX_INPUT
 from vault_engine.agents.session import AgentSession
+from vault_engine.fsio import WriterLock
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -52,6 +54,10 @@ class Setup:
         return subprocess.run(self.hooks[event], shell=True, input=stdin, capture_output=True, text=True,
                               cwd=cwd or self.api, env=os.environ.copy(), timeout=120)
 
+    def settled(self) -> None:
+        """Wait until the capture worker the hooks started has stored every queued request."""
+        wait_for_captures(self.vault)
+
     def hook_input(self, event: str, transcript: Path | None = None, cwd: Path | None = None,
                    **fields: Any) -> dict[str, Any]:
         return {"session_id": SESSION, "transcript_path": str(transcript or self.home / "none.jsonl"),
@@ -71,6 +77,17 @@ class Setup:
 
     def state(self) -> AgentSession:
         return AgentSession.load(self.vault, f"claude-code-{SESSION}")
+
+
+def wait_for_captures(vault: Path, timeout: float = 120) -> None:
+    """Poll until no capture is queued (or failed) and no worker drains; the worker runs in the background."""
+    queue, lock = CaptureQueue(vault), vault / ".memvault" / "captures" / "drain.lock"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not queue.requests() and not WriterLock(lock, 0).held():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"captures still queued after {timeout}s: {queue.requests()}")
 
 
 def memvault(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -169,6 +186,7 @@ def test_capture_stores_each_turn_once_as_episodes_of_the_project_with_secrets_r
     assert setup.run("PreCompact", setup.hook_input("PreCompact", transcript, trigger="auto")).stdout == ""
     done = setup.run("SessionEnd", setup.hook_input("SessionEnd", transcript, reason="prompt_input_exit"))
     assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    setup.settled()  # stored by the worker SessionEnd started, not by the hook
     episodes = sorted((setup.vault / "episodes" / "projects" / "github.com-acme-api").glob("*.md"))
     assert episodes, "no episode stored under the project"
     first = episode_bodies(setup.vault)
@@ -182,10 +200,12 @@ def test_capture_stores_each_turn_once_as_episodes_of_the_project_with_secrets_r
     recorded = CapturedKeys(setup.vault).count()
     # Run again, then on the same session five turns longer: only the five are new.
     setup.run("SessionEnd", setup.hook_input("SessionEnd", transcript, reason="other"))
+    setup.settled()
     assert episode_bodies(setup.vault) == first
     longer = transcript_in(folder, extra=5)
     setup.run("PreCompact", setup.hook_input("PreCompact", longer, trigger="manual"))
     setup.run("SessionEnd", setup.hook_input("SessionEnd", longer, reason="other"))
+    setup.settled()
     after = episode_bodies(setup.vault)
     assert after.count("The retry test in tests/test_client.py is flaky on CI") == 1
     for n in range(5):

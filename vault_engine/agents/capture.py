@@ -161,14 +161,16 @@ def _timestamp(ts: str | None) -> str | None:
 
 
 def read_transcript(fmt: str, path: Path) -> Transcript:
-    """``path`` read as a transcript of the agent ``fmt`` (``claude-code`` or ``codex``).
+    """``path`` read as a transcript of the agent ``fmt`` (``claude-code``, ``codex``, ``opencode``, ...:
+    each agent module's reader; one that writes no readable transcript raises ``NoTranscript``).
 
     Raises:
         InvalidInput: an unknown format, a file that cannot be read, or one too large.
     """
-    from . import claude_code, codex
+    from . import claude_code, codex, copilot, cursor, gemini, opencode
 
-    readers = {claude_code.AGENT: claude_code.read_transcript, codex.AGENT: codex.read_rollout}
+    readers: dict[str, Callable[[Path], Transcript]] = {
+        m.AGENT: m.read_transcript for m in (claude_code, codex, gemini, cursor, opencode, copilot)}
     if fmt not in readers:
         raise InvalidInput(f"unknown transcript format {fmt!r}; expected {', '.join(readers)}")
     try:

@@ -12,18 +12,21 @@ agent's event names are mapped onto memvault's four actions, named as Claude Cod
   was not given yet, above the relevance floor, in at most
   :data:`PROMPT_BUDGET` characters; nothing at all when nothing is relevant;
 - ``PreCompact`` and ``SessionEnd``: the transcript's new messages stored as
-  episodes of the project (:mod:`.capture`); SessionEnd closes the session.
+  episodes of the project (:mod:`.capture`) by a background worker the hook
+  starts (:mod:`.captures`); SessionEnd closes the session.
 
 A hook never stands in the agent's way: whatever fails (bad input, a missing
 transcript, a busy vault), it prints nothing, exits 0, and writes one line to
 ``.memvault/hooks.log`` (``~/.memvault/hooks.log`` when no vault is found).
 
 Speed: a hook runs on every prompt.  When a server of the vault is running
-(``memvault serve``, or ``memvault mcp``, which the agent starts), the question
-goes to it over loopback HTTP, where the model and indexes are warm; this module
-and what it imports on that path load no model, index or click, and :func:`fast_path`
-answers before the command line is even loaded.  Otherwise the vault is opened
-in this process.
+(``memvault serve``, ``memvault mcp``, which the agent starts, or the warm server
+a hook starts, :mod:`.warm`), the question goes to it over loopback HTTP, where
+the model and indexes are warm; this module and what it imports on that path
+load no model, index or click, and :func:`fast_path` answers before the command
+line is even loaded.  Otherwise the vault is opened in this process (and a warm
+server is started for the next hooks).  PreCompact and SessionEnd only queue the
+capture and start a worker for it (:mod:`.captures`); they open no vault.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ from ..config import CONFIG_FILE, Environment, environment
 from ..format.text import printable
 from ..limits import MAX_DOCUMENT
 from . import claude_code, codex, copilot, cursor, gemini, opencode
-from .adapter import Adapter, HookInput
+from .adapter import CONTEXT_ACTIONS, Adapter, HookInput
 from .backend import Answers, LocalVault, ServedVault, Unavailable
+from .captures import CaptureQueue, kick, start_worker
 from .session import AgentSession, session_name
 
 _ADAPTERS: tuple[Adapter, ...] = (claude_code, codex, gemini, cursor, opencode, copilot)
@@ -99,7 +103,10 @@ def run(agent: str, event: str, stdin: str, vault: str | None = None,
         hook = adapter.parse(stdin, event)
         cwd = Path(hook.cwd) if hook.cwd else Path.cwd()
         root = find_vault(vault, env, cwd) or root
-        return adapter.answer(event, _handle(agent, hook, vault, root, cwd))
+        answer = adapter.answer(event, _handle(agent, hook, vault, root, cwd))
+        if root is not None and hook.event in CONTEXT_ACTIONS:
+            kick(root)  # captures a worker left for later (a back-off, a crash) go on now
+        return answer
     except Exception as exc:  # a hook never stands in the agent's way
         log(root, env, f"{agent} {event}: {type(exc).__name__}: {_one_line(exc)}")
         return ""
@@ -108,10 +115,10 @@ def run(agent: str, event: str, stdin: str, vault: str | None = None,
 def _handle(agent: str, hook: HookInput, vault: str | None, root: Path | None, cwd: Path) -> str:
     from ..context.project import current_project
 
-    name = session_name(agent, hook.session_id)
     if hook.event in ("PreCompact", "SessionEnd"):
-        _capture(agent, hook, name, vault, root, cwd)
+        _capture(agent, hook, vault, root, cwd)
         return ""
+    name = session_name(agent, hook.session_id)
     opened = _Opened(vault, root)
     project = current_project(cwd, opened.root)
     state = AgentSession.load(opened.root, name)
@@ -181,6 +188,12 @@ class _Opened:
         self.root: Path = root
         self._served = ServedVault.find(root)
         self.via = "process"  # who answered last: "server" or "process"
+        if self._served is None:  # this hook loads the model; the next ones ask a warm server
+            from . import warm
+
+            idle = warm.warm_seconds(root)
+            if idle > 0:
+                warm.start(root, idle)
 
     def local(self) -> LocalVault:
         """The vault opened in this process (opened on first use)."""
@@ -219,18 +232,20 @@ class _Fallback:
         return self._ask("search", query, project, limit)
 
 
-def _capture(agent: str, hook: HookInput, name: str, vault: str | None, root: Path | None,
-             cwd: Path) -> None:
-    from ..context.project import current_project
-    from ..vault import Vault
-    from .capture import capture
-
+def _capture(agent: str, hook: HookInput, vault: str | None, root: Path | None, cwd: Path) -> None:
+    """Queue the capture and start a worker for it (:mod:`.captures`): the agent does not wait for the model."""
     if not hook.transcript_path:
         raise ValueError("hook input has no transcript_path")
-    transcript = AGENTS[agent].read_transcript(Path(hook.transcript_path).expanduser())
-    opened = Vault.open(root or (Path(vault) if vault else None), auto_sync=True)
-    project = current_project(cwd, opened.root)
-    capture(opened, transcript, name=name, project=project, flush=hook.event == "SessionEnd", llm=opened.llm())
+    transcript = Path(hook.transcript_path).expanduser()
+    if not transcript.is_file():  # said now, in the hook's log, rather than by the worker's retries
+        raise FileNotFoundError(f"transcript {transcript} does not exist")
+    if root is None:  # no vault yet: create the one the command line would
+        root = _open_vault(Path(vault) if vault else None).root
+    queue = CaptureQueue(root)
+    if getattr(AGENTS[agent], "TRANSIENT_TRANSCRIPT", False):  # gone once the hook returns: the worker reads a copy
+        transcript = queue.keep_transcript(agent, hook.session_id, transcript)
+    queue.put(agent, hook.session_id, str(transcript), str(cwd), hook.event)
+    start_worker(root)
 
 
 # ---------------------------------------------------------------- finding the vault, logging

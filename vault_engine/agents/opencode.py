@@ -31,6 +31,7 @@ from pathlib import Path
 from .adapter import CONTEXT_ACTIONS, HookInput, action_of
 from .messages import Message, Transcript, jsonl_records, text_value
 
+TRANSIENT_TRANSCRIPT = True  # the plugin deletes its dump once the hook returns: the capture queue keeps a copy
 AGENT = "opencode"
 ACTIONS = {"session.created": "SessionStart", "chat.message": "UserPromptSubmit",
            "experimental.session.compacting": "PreCompact", "session.idle": "PreCompact"}

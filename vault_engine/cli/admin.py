@@ -53,10 +53,25 @@ def status(settings: Settings) -> None:
         echo(f"index:     {report.index}")
         echo(f"model:     {report.embedding_model}")
         echo(f"invalid:   {len(report.invalid)} files")
+        queue = report.captures
+        if queue.get("pending") or queue.get("failed"):
+            age = queue.get("oldest_seconds")
+            echo(f"captures:  {queue.get('pending', 0)} pending" + (f" (oldest {_age(age)})" if age is not None else "")
+                 + (f", {queue['failed']} failed" if queue.get("failed") else ""))
+        else:
+            echo("captures:  none pending")
+        if queue.get("last_error"):
+            echo(f"  last capture error: {queue['last_error']}")
         for line in report.invalid + report.journal_warnings:
             echo(f"  {line}")
 
     emit(settings, status_json(report), human)
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 @cli.group()

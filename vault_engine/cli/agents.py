@@ -40,6 +40,20 @@ def hook(settings: Settings, agent: str, event: str) -> None:
     echo_json(run(agent, event, stdin, settings.vault_path, oversized=oversized), nl=False)  # the agent's answer
 
 
+@cli.command("drain-captures", hidden=True)
+@common
+@click.pass_obj
+def drain_captures(settings: Settings) -> None:
+    """Capture the sessions the agent's hooks queued (the hooks start this in the background)."""
+    from ..agents.capture_worker import drain_vault
+
+    report = drain_vault(Path(settings.vault_path) if settings.vault_path else None)
+    emit(settings, {"captured": report.captured, "retrying": report.retrying, "given_up": report.given_up,
+                    "busy": report.busy},
+         lambda: echo(f"captured {len(report.captured)}, retrying {len(report.retrying)}, "
+                      f"given up {len(report.given_up)}" + (" (another process drains)" if report.busy else "")))
+
+
 @cli.command("install")
 @click.argument("agent", type=click.Choice(list(HOOKED)))
 @click.option("--scope", type=click.Choice(("user", "project")), default="user", show_default=True,

@@ -43,9 +43,12 @@ def mcp(settings: Settings, no_watch: bool, project: str | None, no_http: bool) 
 @click.option("--no-watch", is_flag=True, help="Do not keep the indexes current while files change outside.")
 @click.option("--project", help="The project requests default to (default: the repository the server is started "
                                 "in; none outside one).")
+@click.option("--idle-exit", type=click.FloatRange(min=1), hidden=True,
+              help="Exit once no request came for this many seconds (the warm server the agent's hooks start).")
 @common
 @click.pass_obj
-def serve(settings: Settings, port: int | None, host: str, no_watch: bool, project: str | None) -> None:
+def serve(settings: Settings, port: int | None, host: str, no_watch: bool, project: str | None,
+          idle_exit: float | None) -> None:
     """Serve the vault as a local HTTP JSON API (for the Obsidian plugin and scripts).
 
     Binds 127.0.0.1 only. Clients send the token from .memvault/serve.json
@@ -65,4 +68,5 @@ def serve(settings: Settings, port: int | None, host: str, no_watch: bool, proje
     def announce(line: str) -> None:
         echo(line, err=True)
 
-    run(settings.vault_path, host=host, port=port, watch=not no_watch, announce=announce, project=project)
+    run(settings.vault_path, host=host, port=port, watch=not no_watch, announce=announce, project=project,
+        idle_exit=idle_exit)

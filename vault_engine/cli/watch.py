@@ -133,6 +133,7 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     Example:
         memvault watch --vault ~/notes/vault
     """
+    from ..agents.captures import keep_kicking
     from ..index.watch import watch
 
     vault = settings.open_vault()
@@ -140,6 +141,7 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     if bar is not None:
         vault.progress = lambda done, total: bar(done, total) if total >= PROGRESS_MIN_MEMORIES else None
     stop = threading.Event()
+    keep_kicking(vault.root, stop)  # the agents' queued captures are stored while it watches
     with _stop_on_signals(stop):
         watch(vault, on_report=lambda update: _print(settings, update), debounce_ms=debounce_ms, stop_event=stop)
     echo("stopped", err=True)

@@ -39,13 +39,12 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .. import errors, store
+from .. import errors, fsio, store
 from ..errors import InvalidInput, VaultError
 from ..fsio import write_atomic
 from .requests import (
@@ -58,11 +57,10 @@ from .requests import (
     Request,
     SearchRequest,
 )
+from .served import API_VERSION, SERVE_FILE, SERVE_LOCK, Served, alive, read_served, serve_file  # noqa: F401
 from .service import MemoryService
 from .views import error_json
 
-API_VERSION = 1
-SERVE_FILE = "serve.json"
 MAX_BODY = 1 << 20  # bytes a request body may have
 READ_TIMEOUT = 10.0  # seconds one read from a client may wait (a request line, a header, the body)
 LINGER_SECONDS, LINGER_BYTES = 2.0, 4 * MAX_BODY  # the most of a refused body read and dropped before closing
@@ -148,47 +146,6 @@ def call(service: MemoryService, operation: str, body: dict[str, Any]) -> dict[s
     return run(request.parse(body))
 
 
-@dataclass(frozen=True, slots=True)
-class Served:
-    """Where a running server listens, as written to ``.memvault/serve.json``."""
-
-    host: str
-    port: int
-    token: str
-    pid: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"version": API_VERSION, "host": self.host, "port": self.port, "pid": self.pid, "token": self.token}
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-
-def serve_file(root: Path) -> Path:
-    return root / store.STATE_DIR / SERVE_FILE
-
-
-def read_served(root: Path) -> Served | None:
-    """The server recorded for the vault at ``root``, if any (it may have ended without removing the file)."""
-    try:
-        data = json.loads(serve_file(root).read_text(encoding="utf-8"))
-        return Served(str(data["host"]), int(data["port"]), str(data["token"]), int(data["pid"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class Handler(BaseHTTPRequestHandler):
     """One request: check the host and the token, parse the body, call the service, answer JSON."""
 
@@ -229,6 +186,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         started = time.perf_counter()
+        self.server.last_request = time.monotonic()
         self._body_read = False
         try:
             if self.request_version == "HTTP/0.9":
@@ -370,6 +328,8 @@ class ApiServer(ThreadingHTTPServer):
         self.service = service
         self.token = token
         self.log = log
+        self.last_request = time.monotonic()  # when a request last came (an idle server may exit)
+        self.lock: int | None = None  # serve.lock's descriptor, locked while this server serves the vault
         super().__init__(address, Handler)
 
 
@@ -386,14 +346,22 @@ def bind(service: MemoryService, host: str = "127.0.0.1", port: int = 0, *,
                            "(127.0.0.1 or ::1), so only this machine can reach it")
     root = service.vault.root
     running = read_served(root)
-    if running is not None and _alive(running.pid):
+    if running is not None and alive(running.pid):
         raise errors.VaultBusy(f"this vault is already served at {running.url} (process {running.pid})")
+    # Two servers started at once (two hooks, a hook and `memvault mcp`) both pass the check above: the
+    # lock, held as long as the server serves and released by the kernel however it ends, lets one win.
+    try:
+        lock = fsio.lock_held_open(root / store.STATE_DIR / SERVE_LOCK)
+    except BlockingIOError:
+        raise errors.VaultBusy("this vault is already served (another server is starting)") from None
     token = secrets.token_hex(32)
     try:
         server = ApiServer(("127.0.0.1" if host == "localhost" else host, port), service, token, log)
     except OSError as exc:
+        os.close(lock)  # and so unlocked
         raise errors.VaultBusy(f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
                                "choose another with --port, or --port 0 for any free one") from None
+    server.lock = lock
     served = Served(host if host != "localhost" else "127.0.0.1", int(server.server_address[1]), token, os.getpid())
     write_atomic(serve_file(root), json.dumps(served.to_json(), indent=2) + "\n", mode=0o600)
     os.chmod(serve_file(root), 0o600)  # an older file keeps its mode through the rename: set it again
@@ -408,6 +376,9 @@ def unbind(server: ApiServer, served: Served) -> None:
     if current is not None and current.token == served.token:
         with contextlib.suppress(OSError):
             serve_file(root).unlink()
+    if server.lock is not None:
+        os.close(server.lock)  # and so unlocked
+        server.lock = None
 
 
 @contextlib.contextmanager
@@ -426,12 +397,16 @@ def running(service: MemoryService, host: str = "127.0.0.1", port: int = 0,
 
 
 def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = None, watch: bool = True,
-        announce: Callable[[str], None] = print, project: str | None = None) -> None:
+        announce: Callable[[str], None] = print, project: str | None = None, idle_exit: float | None = None) -> None:
     """``memvault serve``: serve until SIGINT or SIGTERM, keeping the model and the indexes warm.
 
     Requests that name no project are about ``project``, else the repository the server was started in
-    (context, search and remember default to it, as for ``memvault mcp``).
+    (context, search and remember default to it, as for ``memvault mcp``).  With ``idle_exit``, also when
+    no request came for that many seconds (the warm server the agent's hooks start, :mod:`vault_engine.agents.warm`).
+    The capture queue of the agents' hooks is drained while it serves (:mod:`vault_engine.agents.captures`).
     """
+    from ..agents.captures import keep_kicking
+
     if not is_loopback(host):  # checked before anything is opened or loaded
         raise InvalidInput(f"refusing to listen on '{host}': memvault serve binds loopback addresses only "
                            "(127.0.0.1 or ::1), so only this machine can reach it")
@@ -447,7 +422,12 @@ def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = N
             announce(f"serving {service.vault.root} at {served.url} (token in {serve_file(service.vault.root)}); "
                      "Ctrl-C stops")
             announce(_scope_line(here.work_key()))
-            _serve_until_signal(server)
+            stop = threading.Event()
+            keep_kicking(service.vault.root, stop)
+            try:
+                _serve_until_signal(server, idle_exit)
+            finally:
+                stop.set()
         finally:
             unbind(server, served)
     finally:
@@ -470,7 +450,7 @@ def _warm_up(service: MemoryService, announce: Callable[[str], None]) -> None:
         announce(f"warning: {exc.one_line()}")
 
 
-def _serve_until_signal(server: ApiServer) -> None:
+def _serve_until_signal(server: ApiServer, idle_exit: float | None = None) -> None:
     stop = threading.Event()
 
     def handler(_signum: int, _frame: object) -> None:
@@ -482,6 +462,9 @@ def _serve_until_signal(server: ApiServer) -> None:
     try:
         while not stop.wait(0.5):
             if not thread.is_alive():
+                break
+            if idle_exit is not None and time.monotonic() - server.last_request > idle_exit:
+                server.log(f"no request for {idle_exit:g}s: stopping")
                 break
     finally:
         server.shutdown()

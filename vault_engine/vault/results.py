@@ -82,6 +82,7 @@ class Status:
     index: str
     index_state: str  # current | stale | missing | unreadable
     embedding_model: str
+    captures: dict[str, Any] = field(default_factory=dict)  # the agents' capture queue (agents/captures.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ def status(vault: Vault) -> Status:
     active = [e.memory for e in scan.active()]
     events = list(vault.journal.events())
     hot = [m for m in active if m.tier == "hot" and m.lifecycle != "superseded"]
+    from ..agents.captures import CaptureQueue
     from ..index.sync import freshness
 
     index_state, index_text = freshness(vault.root)
@@ -33,4 +34,5 @@ def status(vault: Vault) -> Status:
         index=index_text,
         index_state=index_state,
         embedding_model=vault.config.embedding.model,
+        captures=CaptureQueue(vault.root).state().to_json(),
     )

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...agents.captures import keep_kicking
 from ...config import environment
 from ...errors import VaultError
 from ..project import CurrentProject
@@ -245,8 +246,10 @@ def _stop_http(api: Any, served: Any, thread: threading.Thread) -> None:
 def run(vault_path: str | None, *, watch: bool = True, project: str | None = None, http: bool = True) -> None:
     """``memvault mcp``: open the vault, serve it over MCP on stdio, close it on exit.
 
-    The handshake never waits for the model: it loads in the background while the
-    client connects, and the watcher (``watch``) starts in the background.  ``project``
+    The handshake never waits for the model: it loads when the first call needs it (a
+    load in the background would slow the handshake down on a small machine), and the
+    watcher (``watch``) starts in the background.  The capture queue of the agent's
+    hooks is drained while it serves (:mod:`vault_engine.agents.captures`).  ``project``
     names the project tool calls default to (else the repository of the working folder).
     With ``http`` (and no server of the vault running yet), the same open vault also
     answers the HTTP API on a free loopback port, recorded in ``.memvault/serve.json``:
@@ -262,13 +265,15 @@ def run(vault_path: str | None, *, watch: bool = True, project: str | None = Non
 
     server = build_server(service, here=here)
     log.info("serving %s over MCP on stdio%s", service.vault.root, "" if watch else " (not watching)")
-    _background("warm-up", service.warm_up)
     starter = _background("watch", lambda: service.watch(on_report=_log_watch)) if watch else None
     api = _serve_http(service) if http else None
+    stop_kicking = threading.Event()
+    keep_kicking(service.vault.root, stop_kicking)
     stdin = StdinLines()
     try:
         anyio.run(serve_stdio, server, stdin)
     finally:
+        stop_kicking.set()
         stdin.restore()
         if api is not None:
             _stop_http(*api)
