@@ -39,7 +39,8 @@ API = "github.com/acme/api"
 
 
 def agent_cli(name: str) -> Path:
-    """The installed CLI ``name`` (``claude``, ``codex``); fails (or skips, see the module) when it is not there."""
+    """The installed CLI ``name`` (``claude``, ``codex``, ``copilot``); fails (or skips, see the module) when it
+    is not there."""
     path = AGENTS / "node_modules" / ".bin" / name
     if SKIP_AGENTS:
         pytest.skip("MEMVAULT_SKIP_AGENTS=1: the agent CLIs are not run")
@@ -49,10 +50,12 @@ def agent_cli(name: str) -> Path:
     return path
 
 
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "copilot": "@github/copilot"}
+
+
 def cli_version(name: str) -> str:
     """The version of the installed package behind CLI ``name``."""
-    package = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}[name]
-    return str(json.loads((AGENTS / "node_modules" / package / "package.json").read_text())["version"])
+    return str(json.loads((AGENTS / "node_modules" / PACKAGES[name] / "package.json").read_text())["version"])
 
 
 @dataclass

@@ -105,6 +105,17 @@ def test_a_compaction_stores_each_message_once_and_no_summary_as_the_persons_wor
     assert "This session is being continued" not in stored, stored
 
 
+@pytest.mark.xfail(reason="the assistant message Claude Code writes itself after a local command ('No response "
+                          "requested.', model <synthetic>) is stored as the agent's words", strict=True)
+def test_the_agents_own_synthetic_replies_are_not_stored(make_world: Callable[..., World]) -> None:
+    world = make_world("claude-code")
+    first = claude(world, "Some words, india-marker.")
+    world.run([str(agent_cli("claude")), "--resume", str(first["session_id"]), "-p", "/compact"])
+    claude(world, "More words, juliet-marker.", "--continue")
+    stored = world.stored("india-marker", "juliet-marker")
+    assert "No response requested." not in stored, stored
+
+
 @pytest.mark.xfail(reason="memvault's own MCP tool outputs are stored back as documents (the search result of "
                           "memory_search becomes a 'tool:mcp__memvault__memory_search' document)", strict=True)
 def test_memvaults_own_tool_outputs_are_not_stored_back(make_world: Callable[..., World]) -> None:
