@@ -33,3 +33,25 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
     || { echo "error: installing memvault's dependencies failed (see the messages above)" >&2; exit 1; }
   echo "$WANT" > "$STAMP"
 fi
+
+# The agent CLIs the end-to-end tests run (tests/e2e), at the versions pinned in
+# tests/e2e/agents/package.json, into .cache/agents (reinstalled only when the pins
+# change). MEMVAULT_SKIP_AGENTS=1 skips this, and the e2e tests with it; without
+# it, a failed install leaves those tests failing with a message saying so.
+if [ "${MEMVAULT_SKIP_AGENTS:-}" != "1" ]; then
+  AGENTS=.cache/agents
+  AGENTS_WANT="$(sha256sum tests/e2e/agents/package.json | cut -d' ' -f1)"
+  if [ ! -f "$AGENTS/.stamp" ] || [ "$(cat "$AGENTS/.stamp")" != "$AGENTS_WANT" ]; then
+    echo "installing the agent CLIs for the end-to-end tests into $AGENTS ..." >&2
+    rm -rf "$AGENTS" && mkdir -p "$AGENTS"
+    cp tests/e2e/agents/package.json "$AGENTS/package.json"
+    if command -v npm >/dev/null 2>&1 &&
+       (cd "$AGENTS" && npm install --no-audit --no-fund --omit=dev --no-package-lock --loglevel=error >&2) &&
+       "$AGENTS/node_modules/.bin/claude" --version >/dev/null && "$AGENTS/node_modules/.bin/codex" --version >/dev/null &&
+       "$AGENTS/node_modules/.bin/copilot" --version >/dev/null; then
+      echo "$AGENTS_WANT" > "$AGENTS/.stamp"
+    else
+      echo "warning: installing the agent CLIs failed (npm and the npm registry are needed); the e2e tests will fail (MEMVAULT_SKIP_AGENTS=1 skips them)" >&2
+    fi
+  fi
+fi

@@ -1,0 +1,200 @@
+"""The real agent CLIs (installed by ``scripts/bootstrap.sh`` into ``.cache/agents``) run against the
+loopback mock of the model APIs (:mod:`.mock_models`), in a private HOME with memvault installed
+into it, on a real vault and a real git checkout.
+
+A CLI that is not installed fails the test that needs it, saying how to install it;
+``MEMVAULT_SKIP_AGENTS=1`` (read once, before the tests clear ``MEMVAULT_*``) skips them instead,
+for a machine without npm.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from vault_engine.vault import NewMemory, Vault
+
+from .mock_models import MockModels, Recorded
+
+REPO = Path(__file__).resolve().parents[2]
+AGENTS = REPO / ".cache" / "agents"
+PINNED: dict[str, str] = json.loads((Path(__file__).parent / "agents" / "package.json").read_text())["dependencies"]
+SKIP_AGENTS = os.environ.get("MEMVAULT_SKIP_AGENTS") == "1"
+RUN_TIMEOUT = 180.0  # seconds one agent command may take (its hooks included)
+CAPTURE_WAIT = 45.0  # seconds capture may take after the agent exits (it may run in the background)
+
+API_DEPLOY = "Deploys of the api go through the blue-green pipeline; never deploy on Fridays."
+WEB_DEPLOY = "Deploys of the web app go through Netlify preview builds, promoted by hand."
+RELEASE_NOTES = "Release notes are written in docs/CHANGELOG.md, newest entry first, one line per change."
+PROFILE = "The user prefers short answers that show the code first."
+API = "github.com/acme/api"
+
+
+def agent_cli(name: str) -> Path:
+    """The installed CLI ``name`` (``claude``, ``codex``, ``copilot``); fails (or skips, see the module) when it
+    is not there."""
+    path = AGENTS / "node_modules" / ".bin" / name
+    if SKIP_AGENTS:
+        pytest.skip("MEMVAULT_SKIP_AGENTS=1: the agent CLIs are not run")
+    if not path.exists():
+        pytest.fail(f"the agent CLI '{name}' is not installed in {AGENTS}: run scripts/bootstrap.sh (it needs npm "
+                    "and the npm registry), or set MEMVAULT_SKIP_AGENTS=1 to skip the end-to-end tests", pytrace=False)
+    return path
+
+
+PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "copilot": "@github/copilot"}
+
+
+def cli_version(name: str) -> str:
+    """The version of the installed package behind CLI ``name``."""
+    return str(json.loads((AGENTS / "node_modules" / PACKAGES[name] / "package.json").read_text())["version"])
+
+
+@dataclass
+class World:
+    """A private HOME with memvault installed for an agent, a vault with a few memories, a project checkout."""
+
+    home: Path
+    vault: Path
+    project: Path  # a checkout of github.com/acme/api
+    ids: dict[str, str]
+    mock: MockModels
+    env: dict[str, str] = field(default_factory=dict)  # the agent's environment
+
+    def memvault(self, *args: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([sys.executable, "-m", "vault_engine", "--vault", str(self.vault), *args],
+                              capture_output=True, text=True, cwd=self.project, env=self.env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    def run(self, argv: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+        """Run an agent command in the project, stdin closed; the test fails when it does not exit 0."""
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=self.project, env={**self.env, **env},
+                              stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT)
+        assert done.returncode == 0, (f"{argv[0]} exited {done.returncode}:\n"
+                                      f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        return done
+
+    def turns(self, since: int = 0) -> list[Recorded]:
+        return [r for r in self.mock.requests[since:] if r.is_turn]
+
+    def episodes(self) -> str:
+        """The bodies of the vault's episodes (every turn verbatim), in file order."""
+        out = []
+        for path in sorted((self.vault / "episodes").rglob("*.md")):
+            _, head, body = path.read_text(encoding="utf-8").split("---\n", 2)
+            if "type: episode" in head:
+                out.append(body)
+        return "\n".join(out)
+
+    def documents(self) -> list[str]:
+        """The full text (front matter and body) of every ``document`` memory in the vault."""
+        out = []
+        for path in sorted(self.vault.rglob("*.md")):
+            if ".memvault" in path.parts:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if text.startswith("---\n") and "\ntype: document\n" in text.split("---\n", 2)[1]:
+                out.append(text)
+        return out
+
+    def stored(self, *markers: str) -> str:
+        """The episodes once each of ``markers`` is in them and they have stopped changing (capture may finish
+        after the agent exits); the test fails after :data:`CAPTURE_WAIT` seconds."""
+        deadline = time.monotonic() + CAPTURE_WAIT
+        last, steady = None, 0
+        while True:
+            text = self.episodes()
+            if all(m in text for m in markers):
+                steady = steady + 1 if text == last else 0
+                if steady >= 4:
+                    return text
+            assert time.monotonic() < deadline, (f"not stored within {CAPTURE_WAIT:.0f} s: "
+                                                 f"{[m for m in markers if m not in text]}\n{self.log()}")
+            last = text
+            time.sleep(0.5)
+
+    def log(self) -> str:
+        path = self.vault / ".memvault" / "hooks.log"
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def _configure(vault: Path) -> None:
+    """The vault's settings for the tests: the offline model (the agent's ``ANTHROPIC_API_KEY`` is the mock's,
+    and what memvault asks a model is not under test), and tool outputs kept from 200 characters on."""
+    config = vault / "memvault.toml"
+    text = config.read_text(encoding="utf-8")
+    for old, new in (('#provider = "auto"', 'provider = "offline"'),
+                     ("#tool_output_min_chars = 1500", "tool_output_min_chars = 200")):
+        assert old in text, f"{old!r} is no longer in the template's memvault.toml"
+        text = text.replace(old, new)
+    config.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def mock() -> Iterator[MockModels]:
+    with MockModels() as server:
+        yield server
+
+
+@pytest.fixture
+def make_world(tmp_path: Path, isolated_env: Path, make_vault: Callable[..., Vault],
+               make_checkout: Callable[..., Path], mock: MockModels) -> Callable[..., World]:
+    """``make_world(agent, scope)``: memvault installed for ``agent`` (``claude-code``, ``codex``) at ``scope``."""
+
+    def build(agent: str, scope: str = "user") -> World:
+        project = make_checkout(tmp_path / "api", "git@github.com:acme/api.git")
+        vault = Vault(make_vault().root, auto_sync=True)
+        _configure(vault.root)
+        ids = {
+            "api": vault.add(NewMemory(API_DEPLOY, title="Api deploy rule", project=API)).id,
+            "web": vault.add(NewMemory(WEB_DEPLOY, title="Web deploy rule", project="github.com/acme/web")).id,
+            "notes": vault.add(NewMemory(RELEASE_NOTES, title="Where release notes go", scope="global")).id,
+            "profile": vault.add(NewMemory(PROFILE, title="Short answers", type="core-profile")).id,
+        }
+        env = {"PATH": os.environ["PATH"], "HOME": str(isolated_env), "LANG": "C.UTF-8",
+               "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO)), "TMPDIR": str(tmp_path)}
+        world = World(isolated_env, vault.root, project, ids, mock, env)
+        world.memvault("install", agent, "--scope", scope)
+        world.env.update(agent_env(agent, mock, isolated_env))
+        if agent == "codex":
+            _codex_provider(isolated_env / ".codex" / "config.toml", mock)
+        return world
+
+    return build
+
+
+def agent_env(agent: str, mock: MockModels, home: Path) -> dict[str, str]:
+    """The environment that points ``agent`` at the mock and switches off its other traffic."""
+    if agent == "claude-code":
+        return {"ANTHROPIC_BASE_URL": mock.url, "ANTHROPIC_API_KEY": "test", "DISABLE_TELEMETRY": "1",
+                "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    return {"CODEX_HOME": str(home / ".codex"), "MOCK_API_KEY": "test"}
+
+
+def codex_provider(mock: MockModels) -> str:
+    """The lines of Codex's config.toml that make the mock its model provider (before any table)."""
+    return (f'model = "mock-model"\nmodel_provider = "mock"\n\n[model_providers.mock]\nname = "mock"\n'
+            f'base_url = "{mock.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n'
+            "request_max_retries = 0\nstream_max_retries = 0\n\n"
+            # MCP tools offered to the model with the others, not behind a tool search
+            "[features]\ntool_search_always_defer_mcp_tools = false\n\n")
+
+
+def _codex_provider(config: Path, mock: MockModels) -> None:
+    text = config.read_text(encoding="utf-8") if config.exists() else ""
+    config.parent.mkdir(parents=True, exist_ok=True)
+    # Codex starts an MCP server with a few variables only: name the checkout the server is to run.
+    pythonpath = os.environ.get("PYTHONPATH", str(REPO))
+    text = text.replace("[mcp_servers.memvault]\n", "[mcp_servers.memvault]\nstartup_timeout_sec = 60\n")
+    server_env = f"\n[mcp_servers.memvault.env]\nPYTHONPATH = {json.dumps(pythonpath)}\n"
+    config.write_text(codex_provider(mock) + text + server_env, encoding="utf-8")
