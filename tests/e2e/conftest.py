@@ -160,8 +160,12 @@ def make_world(tmp_path: Path, isolated_env: Path, make_vault: Callable[..., Vau
             "notes": vault.add(NewMemory(RELEASE_NOTES, title="Where release notes go", scope="global")).id,
             "profile": vault.add(NewMemory(PROFILE, title="Short answers", type="core-profile")).id,
         }
-        env = {"PATH": os.environ["PATH"], "HOME": str(isolated_env), "LANG": "C.UTF-8",
+        # memvault on PATH, as it is for a person who installed it (a project-scope install runs it from there)
+        path = os.pathsep.join((str(Path(sys.executable).parent), os.environ["PATH"]))
+        env = {"PATH": path, "HOME": str(isolated_env), "LANG": "C.UTF-8",
                "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO)), "TMPDIR": str(tmp_path)}
+        if scope == "project":  # the committed settings name no vault: a teammate's is found by discovery
+            env["MEMVAULT_DIR"] = str(vault.root)
         world = World(isolated_env, vault.root, project, ids, mock, env)
         world.memvault("install", agent, "--scope", scope)
         world.env.update(agent_env(agent, mock, isolated_env))
@@ -195,6 +199,5 @@ def _codex_provider(config: Path, mock: MockModels) -> None:
     config.parent.mkdir(parents=True, exist_ok=True)
     # Codex starts an MCP server with a few variables only: name the checkout the server is to run.
     pythonpath = os.environ.get("PYTHONPATH", str(REPO))
-    text = text.replace("[mcp_servers.memvault]\n", "[mcp_servers.memvault]\nstartup_timeout_sec = 60\n")
     server_env = f"\n[mcp_servers.memvault.env]\nPYTHONPATH = {json.dumps(pythonpath)}\n"
     config.write_text(codex_provider(mock) + text + server_env, encoding="utf-8")

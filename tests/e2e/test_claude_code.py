@@ -71,8 +71,6 @@ def test_each_message_is_stored_once_across_resume_and_continue(make_world: Call
     assert (world.vault / "episodes" / "projects" / "github.com-acme-api").is_dir()
 
 
-@pytest.mark.xfail(reason="--fork-session stores the parent session's messages a second time (the fork is a new "
-                          "session id whose transcript repeats them)", strict=True)
 def test_a_forked_session_stores_the_parents_messages_once(make_world: Callable[..., World]) -> None:
     world = make_world("claude-code")
     first = claude(world, "Parent words, delta-marker.")
@@ -83,8 +81,6 @@ def test_a_forked_session_stores_the_parents_messages_once(make_world: Callable[
     assert stored.count("echo-marker") == 1, stored
 
 
-@pytest.mark.xfail(reason="the compaction summary Claude Code writes into the transcript (a user message, "
-                          "isCompactSummary) is stored as the person's words", strict=True)
 def test_a_compaction_stores_each_message_once_and_no_summary_as_the_persons_words(
         make_world: Callable[..., World]) -> None:
     world = make_world("claude-code")
@@ -105,8 +101,6 @@ def test_a_compaction_stores_each_message_once_and_no_summary_as_the_persons_wor
     assert "This session is being continued" not in stored, stored
 
 
-@pytest.mark.xfail(reason="the assistant message Claude Code writes itself after a local command ('No response "
-                          "requested.', model <synthetic>) is stored as the agent's words", strict=True)
 def test_the_agents_own_synthetic_replies_are_not_stored(make_world: Callable[..., World]) -> None:
     world = make_world("claude-code")
     first = claude(world, "Some words, india-marker.")
@@ -116,8 +110,6 @@ def test_the_agents_own_synthetic_replies_are_not_stored(make_world: Callable[..
     assert "No response requested." not in stored, stored
 
 
-@pytest.mark.xfail(reason="memvault's own MCP tool outputs are stored back as documents (the search result of "
-                          "memory_search becomes a 'tool:mcp__memvault__memory_search' document)", strict=True)
 def test_memvaults_own_tool_outputs_are_not_stored_back(make_world: Callable[..., World]) -> None:
     world = make_world("claude-code")
     world.mock.script = search_script

@@ -1,5 +1,6 @@
 """Codex (the real CLI, ``codex exec``) with memvault installed (``memvault install codex``: the MCP
-server in config.toml, the context manifest in the project's AGENTS.md), against the mock Responses API."""
+server in config.toml, its hooks in hooks.json, the context manifest in the project's AGENTS.md), against the
+mock Responses API."""
 
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ SEARCH_TOOL = "mcp__memvault__memory_search"
 
 
 def codex(world: World, *args: str) -> str:
-    """Run ``codex exec ARGS`` in the project; what it printed as the model's last message."""
-    done = world.run([str(agent_cli("codex")), "exec", *args])
+    """Run ``codex exec ARGS`` in the project; what it printed as the model's last message.
+
+    Codex runs a new hook only once a person trusts it (``/hooks``); ``--dangerously-bypass-hook-trust``
+    is its flag for automation that vetted the hooks itself, here the ones ``memvault install`` wrote."""
+    done = world.run([str(agent_cli("codex")), "exec", "--dangerously-bypass-hook-trust", *args])
     return done.stdout
 
 
@@ -64,8 +68,6 @@ def test_a_broken_vault_does_not_break_the_session(make_world: Callable[..., Wor
     assert "hotel-marker" in world.turns()[0].text()
 
 
-@pytest.mark.xfail(reason="memvault install codex sets up no prompt hook: a prompt's memories are not given",
-                   strict=True)
 def test_a_relevant_prompt_gets_its_memory(make_world: Callable[..., World]) -> None:
     world = make_world("codex")
     codex(world, "Where do the release notes go?")
@@ -73,7 +75,6 @@ def test_a_relevant_prompt_gets_its_memory(make_world: Callable[..., World]) -> 
     assert "Memories relevant to this prompt" in asked and world.ids["notes"] in asked
 
 
-@pytest.mark.xfail(reason="memvault install codex wires no capture: Codex sessions are not stored", strict=True)
 def test_each_message_is_stored_once_across_resume(make_world: Callable[..., World]) -> None:
     world = make_world("codex")
     codex(world, "First words, kilo-marker.")

@@ -136,7 +136,7 @@ def test_codex_gets_its_server_table_and_the_agents_md_block(tmp_path: Path) -> 
     assert data["model"] == "o4" and data["mcp_servers"]["docs"] == {"command": "docs-mcp"}
     assert data["mcp_servers"]["memvault"] == {"command": COMMAND[0],
                                                "args": ["--vault", str(tmp_path / "vault"), "mcp"],
-                                               "startup_timeout_sec": 60, "required": True}
+                                               "startup_timeout_sec": 60}
     text = agents.read_text()
     assert text.startswith("# Project rules\n\nRun the tests.\n") and "<memory-context>" in text
     assert not any(c.changed for c in plan(target(tmp_path, agent="codex")))

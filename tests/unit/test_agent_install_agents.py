@@ -81,7 +81,7 @@ def test_codex_hooks_and_server(tmp_path: Path) -> None:
     assert hooks["PreCompact"] == [{"hooks": [{"type": "command", "timeout": 120, "command":
                                               f"{COMMAND[0]} --vault {tmp_path / 'vault'} hook codex PreCompact"}]}]
     server = tomllib.loads((tmp_path / "home" / ".codex" / "config.toml").read_text())["mcp_servers"]["memvault"]
-    assert server["required"] is True and server["startup_timeout_sec"] == 60
+    assert "required" not in server and server["startup_timeout_sec"] == 60  # a broken vault never stops Codex
     uninstall(tmp_path, "codex")
     assert not (tmp_path / "home" / ".codex").exists() or not any((tmp_path / "home" / ".codex").iterdir())
 

@@ -72,6 +72,22 @@ def test_an_unflagged_summary_of_an_older_version_is_left_out_too(tmp_path: Path
     assert [m.text for m in claude_code.read_transcript(path).messages] == ["Carry on with the migration."]
 
 
+def test_a_reply_the_tool_writes_in_the_agents_name_is_left_out(tmp_path: Path) -> None:
+    """After a local command (``/compact``) Claude Code writes an assistant line of its own, model
+    ``<synthetic>``: "No response requested." is not the agent's words."""
+    lines = [{"type": "user", "uuid": "u-1", "sessionId": "s", "message": {"role": "user", "content": "/compact"}},
+             {"type": "assistant", "uuid": "a-1", "sessionId": "s", "message": {
+                 "id": "m-1", "role": "assistant", "model": "<synthetic>",
+                 "content": [{"type": "text", "text": "No response requested."}]}},
+             {"type": "assistant", "uuid": "a-2", "sessionId": "s", "message": {
+                 "id": "m-2", "role": "assistant", "model": "claude-sonnet",
+                 "content": [{"type": "text", "text": "The pipeline timeout is ten minutes."}]}}]
+    path = tmp_path / "synthetic.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    texts = [m.text for m in claude_code.read_transcript(path).messages if m.role == "assistant"]
+    assert texts == ["The pipeline timeout is ten minutes."]
+
+
 def test_a_codex_compaction_and_its_hand_over_are_left_out() -> None:
     texts = [m.text for m in codex.read_rollout(FIXTURES / "codex_rollout_memvault.jsonl").messages]
     assert not any("Another language model" in t or "replacement_history" in t for t in texts)

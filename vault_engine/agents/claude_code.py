@@ -20,7 +20,9 @@ in the person's name are synthetic and left out: ``isCompactSummary`` (the
 summary a compaction writes, "This session is being continued from a previous
 conversation..."; older versions do not flag it, its opening words do),
 ``isMeta`` (caveats, a hook's context), ``isVisibleInTranscriptOnly``, and
-``isSidechain`` (a sub-agent's side conversation).  memvault's own MCP tools
+``isSidechain`` (a sub-agent's side conversation); and the replies it writes in
+the agent's name (``message.model`` ``<synthetic>``: "No response requested."
+after a local command such as ``/compact``).  memvault's own MCP tools
 (``mcp__memvault__memory_search`` ...) and what its hooks inject are left out
 too (see :mod:`.messages`).  Each line's ``uuid`` is the key capture remembers:
 ``--fork-session`` and a resume that copies the history write the parent's lines
@@ -59,6 +61,7 @@ CONTEXT_EVENTS = CONTEXT_ACTIONS  # the events whose answer the model reads
 TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 120, "SessionEnd": 60}
 
 # Text the tool itself puts in a user message: slash-command echoes, interruptions.
+SYNTHETIC_MODEL = "<synthetic>"  # the model an assistant line names when Claude Code wrote it itself
 _SYNTHETIC = ("isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")  # flags of lines it writes
 _TOOL_TEXT = re.compile(r"^\s*(?:<(?:command-name|command-message|command-args|local-command-stdout|"
                         r"local-command-stderr|system-reminder)>|\[Request interrupted by user)")
@@ -115,6 +118,8 @@ def read_transcript(path: Path) -> Transcript:
 
 
 def _assistant(message: dict[str, Any], key: str, ts: str | None, tools: dict[str, str]) -> Message | None:
+    if message.get("model") == SYNTHETIC_MODEL:
+        return None  # the tool's own reply in the agent's name ("No response requested." after /compact)
     content = message.get("content")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
     parts: list[str] = []

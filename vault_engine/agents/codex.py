@@ -39,9 +39,10 @@ out (see :mod:`.messages`).
 
 **Config**: ``$CODEX_HOME/config.toml`` (``~/.codex``), or ``<repo>/.codex/config.toml``, the
 server as a ``[mcp_servers.memvault]`` table with ``command`` and ``args``, plus
-``startup_timeout_sec`` and ``required = true``: ``codex exec`` does not otherwise wait for MCP
-servers before its first request, which then goes out without memvault's tools; a required
-server must have started (within the timeout) before the session does.
+``startup_timeout_sec``: Codex waits up to 10 s by default for a server's first answer, and the first
+start of ``memvault mcp`` on a busy machine may take longer.  The server is not marked ``required``:
+Codex then refuses to start a session at all when the server cannot start (a vault whose config a
+person broke), and memvault never stands in the agent's way (tests/e2e/test_codex.py).
 """
 
 from __future__ import annotations
@@ -223,6 +224,5 @@ def with_server(text: str, name: str, command: str, args: list[str]) -> str:
     table = (f"[mcp_servers.{name}]\n"
              f"command = {json.dumps(command)}\n"
              f"args = [{', '.join(json.dumps(a) for a in args)}]\n"
-             f"startup_timeout_sec = {MCP_STARTUP_SECONDS}\n"
-             "required = true\n")
+             f"startup_timeout_sec = {MCP_STARTUP_SECONDS}\n")
     return (rest + "\n\n" if rest else "") + table
