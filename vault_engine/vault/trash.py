@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from .. import store
@@ -96,16 +97,39 @@ def trash_list(vault: Vault) -> list[Entry]:
 
 
 def restore(vault: Vault, memory_id: str) -> ChangeResult:
-    """Bring a memory back from the trash to where it was."""
+    """Bring a memory back from the trash to where it was.
+
+    A memory governance trashed (stale, decayed, merged away) comes back for good: the restore event
+    names the action that trashed it (``trashed_by``), which ``maintain`` then does not plan again (see
+    :func:`vault_engine.governance.maintain.vetoes`), so a person's restore sticks as their rollback does.
+    Only the file comes back; ``rollback`` of that action still reverts what it changed elsewhere (the
+    evidence a merge folded into its survivor).
+    """
     stamp = now()
     with vault.transaction() as tx:
         entry = vault.entry(memory_id)
         if not entry.in_trash:
             raise InvalidInput(f"{memory_id} is not in the trash")
+        trashed_by = _trashed_by(vault.journal.events(("govern", "rollback", "restore")), memory_id)
         dest = vault.move_out_of_trash(entry, stamp)
-        event = Event("restore", memory_id, {})
+        event = Event("restore", memory_id, {"trashed_by": trashed_by} if trashed_by else {})
         tx.record(event)
     return ChangeResult("restored", memory_id, dest, event=event.id)
+
+
+def _trashed_by(events: Iterable[Event], memory_id: str) -> str | None:
+    """The governance action that last moved ``memory_id`` to the trash and is not undone yet; None when
+    a person (or a rollback) put it there."""
+    undone: set[str] = set()
+    last: str | None = None
+    for event in events:
+        if event.kind == "govern" and memory_id in (event.payload.get("trash") or ()):
+            last = event.id
+        elif event.kind == "rollback" and event.payload.get("undoes"):
+            undone.add(str(event.payload["undoes"]))
+        elif event.kind == "restore" and event.payload.get("trashed_by"):
+            undone.add(str(event.payload["trashed_by"]))
+    return last if last is not None and last not in undone else None
 
 
 def trash_empty(vault: Vault, *, expired_only: bool = False) -> list[str]:

@@ -24,7 +24,16 @@ from ..format.memory import Memory
 from ..journal import DAMAGED_DIR, Event, Journal
 from ..store import Entry, Scan
 from . import indexes, reading, remember, repair, replay, revise, trash, undo
-from .results import AddResult, ChangeResult, FeedbackResult, ImportResult, NewMemory, ReplayDiff, Status
+from .results import (
+    AddResult,
+    ChangeResult,
+    FeedbackResult,
+    ImportResult,
+    NewMemory,
+    ReplayDiff,
+    RunRollback,
+    Status,
+)
 from .status import status
 from .transaction import Transaction, Transactions
 
@@ -223,6 +232,10 @@ class Vault:
         """Undo the last correct, forget, superseding feedback or governance action of ``memory_id``
         (or exactly the journal event ``event_id``; see :func:`.undo.rollback`)."""
         return undo.rollback(self, memory_id, event_id=event_id)
+
+    def rollback_run(self, run_id: str) -> RunRollback:
+        """Undo every action of one ``maintain`` run, the last first (see :func:`.undo.rollback_run`)."""
+        return undo.rollback_run(self, run_id)
 
     # ------------------------------------------------------------ trash
 
