@@ -10,6 +10,7 @@ the CLI turns any of them into one stderr line and a non-zero exit code.
     - FrontmatterError     the YAML header is malformed or not a mapping
     - ValidationError      a key is missing, has the wrong type or an unknown enum value
     - EncodingError        the file is not UTF-8
+    - ForgottenFile        the file holds a permanently forgotten memory (back from git or a backup)
   + MemoryNotFound         no memory with that id
   + InvalidInput           a command argument or an import line is unusable
   + PathEscapeError        a path would leave the vault
@@ -91,6 +92,10 @@ class ValidationError(MemoryFileError):
 
 class EncodingError(MemoryFileError):
     """The file is not valid UTF-8."""
+
+
+class ForgottenFile(MemoryFileError):
+    """The file holds a memory that was permanently forgotten: it is reported, never read or indexed."""
 
 
 class MemoryNotFound(VaultError):

@@ -135,7 +135,7 @@ class Journal:
             for message in self.warnings:
                 log.warning("%s", message)
 
-    def _current_signature(self) -> tuple[tuple[str, int], ...]:
+    def signature(self) -> tuple[tuple[str, int], ...]:
         out = []
         for path in self.files():
             try:
@@ -146,7 +146,7 @@ class Journal:
 
     def known_ids(self) -> set[str]:
         """Ids of every event on disk (cached until a journal file changes)."""
-        signature = self._current_signature()
+        signature = self.signature()
         if self._ids is None or signature != self._signature:
             ids: set[str] = set()
             damaged = False
@@ -188,7 +188,7 @@ class Journal:
             fsio.append_line(self.folder / f"{month}.jsonl", "".join(lines))
         # Only now: ids of a failed write must not count as written.
         known.update(batch)
-        self._signature = self._current_signature()
+        self._signature = self.signature()
         return fresh
 
     def _shown(self, path: Path) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import copies, fsio
+from . import copies, errors, fsio
 from .config import CONFIG_FILE, environment
 from .errors import MemoryFileError, MemoryNotFound, PathEscapeError, VaultBusy, VaultError, VaultNotFound
 from .format.memory import Memory, ParsedFile, decode, parse, read_back, render
@@ -176,6 +176,7 @@ class Scan:
     entries: dict[str, Entry] = field(default_factory=dict)  # id -> entry
     problems: list[VaultError] = field(default_factory=list)
     duplicates: dict[str, list[str]] = field(default_factory=dict)  # id -> paths of the ignored copies
+    forgotten: dict[str, list[str]] = field(default_factory=dict)  # purged id -> paths of files holding it again
 
     def active(self) -> Iterator[Entry]:
         return (e for e in self.entries.values() if not e.in_trash)
@@ -344,8 +345,12 @@ def _stamp(path: Path) -> tuple[int, int, int, int] | None:
 Recorded = Callable[[Sequence[str]], Mapping[str, copies.Known]]  # ids -> what memvault recorded of each
 
 
-def scan(root: Path, cache: ParseCache | None = None, recorded: Recorded | None = None) -> Scan:
+def scan(root: Path, cache: ParseCache | None = None, recorded: Recorded | None = None,
+         purged: Mapping[str, str] | None = None) -> Scan:
     """Parse every memory file; bad files become problems, duplicate ids resolve deterministically.
+
+    A file holding a permanently forgotten id (``purged``: id -> purge event) is no memory: it is
+    reported (see :func:`forgotten_problem`) and left out, so nothing reads, governs or indexes it.
 
     Of several files with one id the copy the indexes hold keeps it (``recorded`` says which, and what
     the journal recorded; see :mod:`vault_engine.copies` for the whole rule).  With ``cache`` (kept by a
@@ -373,6 +378,9 @@ def scan(root: Path, cache: ParseCache | None = None, recorded: Recorded | None 
             seen[rel] = (stamp, parsed)
         if isinstance(parsed, MemoryFileError):
             result.problems.append(parsed)
+        elif purged and parsed.memory.id in purged:
+            result.forgotten.setdefault(parsed.memory.id, []).append(rel)
+            result.problems.append(forgotten_problem(parsed.memory.id, purged[parsed.memory.id], rel))
         else:
             found.setdefault(parsed.memory.id, []).append(parsed)
     clashing = [memory_id for memory_id, held in found.items() if len(held) > 1]
@@ -389,6 +397,12 @@ def scan(root: Path, cache: ParseCache | None = None, recorded: Recorded | None 
         cache.clear()
         cache.update(seen)
     return result
+
+
+def forgotten_problem(memory_id: str, event_id: str, rel: str) -> errors.ForgottenFile:
+    """What ``status``, ``sync`` and ``audit`` say of a file that holds a permanently forgotten memory."""
+    return errors.ForgottenFile(f"holds {memory_id}, permanently forgotten ({event_id}); not indexed: delete the file, "
+                         f"or run memvault forget {memory_id} --permanent to delete it", path=rel)
 
 
 # ---------------------------------------------------------------- writing

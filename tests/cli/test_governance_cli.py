@@ -15,7 +15,7 @@ from vault_engine.vault import Vault, now
 
 RunCli = Callable[..., Result]
 DEPLOY = "Deploys run from the main branch with make release."
-MAINTAIN_KEYS = {"dry_run", "actions", "counts", "events", "seconds", "notice", "settled"}
+MAINTAIN_KEYS = {"dry_run", "actions", "counts", "events", "seconds", "notice", "settled", "run"}
 ACTION_KEYS = {"kind", "memory", "reason", "related", "changes", "trash", "create", "purge", "remove"}
 AUDIT_KEYS = {"hot", "hot_chars", "hot_budget", "tiers", "trash", "next_expiry", "episodes_uncompacted",
               "compaction_limit", "planned", "plan", "invalid", "index", "counts", "counts_ok", "conflicts"}
@@ -177,3 +177,60 @@ def test_rollback_of_a_purge_is_one_error_line(run_cli: RunCli, vault: Vault) ->
     assert data["counts"] == {"expire": 1}
     assert_one_error(run_cli("rollback", "--event", data["events"][0]), "cannot be rolled back")
     assert_one_error(run_cli("rollback", "m-gone"), "deleted for good")
+
+
+# ---------------------------------------------------------------- undo sticks, and undoes a whole run
+
+
+def test_trash_restore_of_a_stale_note_sticks(run_cli: RunCli) -> None:
+    note = as_json(run_cli("add", "Flaky login test: obsolete", "--authority", "inferred", "--json"))["id"]
+    first = as_json(run_cli("maintain", "--json"))
+    assert [(a["kind"], a["memory"]) for a in first["actions"]] == [("stale", note)]
+    assert as_json(run_cli("trash", "restore", note, "--json"))["action"] == "restored"
+    again = as_json(run_cli("maintain", "--replan", "--json"))
+    assert [a for a in again["actions"] if a["memory"] == note] == []  # not trashed again for the same reason
+    assert as_json(run_cli("show", note, "--depth", "0", "--json"))["trashed"] is False
+
+
+def test_rollback_run_undoes_a_whole_maintain_run(run_cli: RunCli, vault: Vault) -> None:
+    fill(vault)
+    before = memory_bytes(vault)
+    note = as_json(run_cli("add", "Flaky login test: obsolete", "--authority", "inferred", "--json"))["id"]
+    with_note = memory_bytes(vault)
+    human = run_cli("maintain")
+    assert human.exit_code == 0, human.output
+    run = human.stdout.strip().splitlines()[-1].split()[1]
+    undone_order = [tuple(line.split()[:2]) for line in reversed(human.stdout.splitlines()[:-2])]
+    assert run.startswith("r-") and f"memvault rollback --run {run}" in human.stdout
+    assert memory_bytes(vault) != with_note
+    report = as_json(run_cli("rollback", "--run", run, "--json"))
+    assert report["run"] == run and report["kept"] == [] and len(report["undone"]) >= 3
+    assert as_json(run_cli("journal", "replay", "--json"))["differences"] == []  # the journal tells the same
+    assert [(s["kind"], s["memory"]) for s in report["undone"]] == undone_order
+    after = memory_bytes(vault)
+    assert set(after) == set(with_note)  # every file back where it was, the stale note out of the trash
+    for rel, content in before.items():
+        assert after[rel].split(b"\n---\n", 1)[1] == content.split(b"\n---\n", 1)[1], rel  # bodies untouched
+    again = run_cli("rollback", "--run", run)
+    assert again.exit_code == 0 and "0 undone" in again.stdout and "rolled back before" in again.stdout
+    replanned = as_json(run_cli("maintain", "--replan", "--json"))
+    assert not {(a["kind"], a["memory"]) for a in replanned["actions"]} & set(undone_order)  # each one vetoed
+    assert_one_error(run_cli("rollback", "--run", "r-unknown"), "no maintain run r-unknown")
+    usage = run_cli("rollback", note, "--run", run)
+    assert usage.exit_code == 2 and "--run" in usage.stderr
+
+
+def test_rollback_run_reports_what_cannot_be_undone(run_cli: RunCli, vault: Vault) -> None:
+    old = as_json(run_cli("add", "Old scratch note: obsolete", "--authority", "inferred", "--json"))["id"]
+    as_json(run_cli("maintain", "--json"))  # the note goes to the trash
+    trashed = next(vault.root.glob("trash/*.md"))
+    text = trashed.read_text(encoding="utf-8")
+    trashed.write_text(text.replace("expires_at:", "expires_at: 2020-01-01T00:00:00Z\nold_expires_at:"),
+                       encoding="utf-8")
+    ruff = as_json(run_cli("add", "Ruff checks: obsolete", "--authority", "inferred", "--json"))["id"]
+    result = run_cli("maintain")
+    run = result.stdout.strip().splitlines()[-1].split()[1]
+    undo = run_cli("rollback", "--run", run)
+    assert undo.exit_code == 1
+    assert f"kept  expire    {old}" in undo.stdout and "purged expired trash for good" in undo.stdout
+    assert f"undid stale     {ruff}" in undo.stdout and "1 undone, 1 could not be undone" in undo.stdout

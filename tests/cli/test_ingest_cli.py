@@ -169,3 +169,14 @@ def test_a_model_failure_with_json_still_prints_the_document(run_cli: Callable[.
     assert_one_error(failed, "kept in the buffer", code=75)
     data = json.loads(failed.stdout)
     assert data["pending"] == 3 and data["episodes"] == [] and "kept in the buffer" in data["error"]
+
+
+def test_offline_tagging_reuses_the_vaults_tag_a_second_chat_names(run_cli: Callable[..., Result]) -> None:
+    first = "User: The terraform plan fails on staging with a state lock.\nAssistant: Run terraform force-unlock.\n"
+    [one] = as_json(run_cli("ingest", "-", "--flush", "--session", "one", "--json", input=first))["episodes"]
+    assert "terraform" in one["tags"]
+    second = ("User: Can you add an S3 bucket for the logs in Terraform?\n"
+              "Assistant: I added the bucket module and a lifecycle rule.\n")
+    [two] = as_json(run_cli("ingest", "-", "--flush", "--session", "two", "--json", input=second))["episodes"]
+    assert "terraform" in two["tags"]  # written capitalised, still the vault's [terraform], not a person
+    assert one["id"] in two["links"]  # so the two chats link through it

@@ -261,6 +261,26 @@ def test_search_covers_the_current_project_unless_all_projects(server: Server) -
                                                                   "all_projects": True})
 
 
+def test_projects_are_walls_for_reads_and_remembering(server: Server) -> None:
+    mobile = server.ids["The mobile app uses Expo"]  # github.com/example/mobile, not the server's project
+    refused = server.error("memory_read", {"id": mobile})
+    assert mobile in refused and server.project in refused
+    assert "example/mobile" not in refused and "memories/" not in refused
+    assert "example/mobile" not in server.error("memory_forget", {"id": mobile})
+    assert "example/mobile" not in server.error("memory_correct", {"id": mobile, "text": "Mobile builds use Xcode."})
+    _, wide = server.ok("memory_read", {"id": mobile, "depth": 0, "all_projects": True})
+    assert wide["id"] == mobile and not wide["trashed"]  # a wide search's hit can be read as widely
+    _, named = server.ok("memory_read", {"id": mobile, "depth": 0, "project": "github.com/example/mobile"})
+    assert named["id"] == mobile
+
+    same = "The mobile app is React Native on Expo SDK 51; builds run on EAS."  # the mobile memory's text
+    text, added = server.ok("memory_remember", {"text": same})
+    assert added["created"] is True and added["id"] != mobile and added["project"] == server.project
+    assert "example/mobile" not in text and "evidence" not in text
+    _, found = server.ok("memory_search", {"query": "React Native Expo SDK EAS builds"})
+    assert [hit["id"] for hit in found["hits"]][:1] == [added["id"]]
+
+
 def test_remember_places_memories_in_the_current_project_or_global(server: Server) -> None:
     _, here = server.ok("memory_remember", {"text": "The webapp's cache is Redis 7."})
     assert (here["scope"], here["project"]) == ("project", server.project)

@@ -21,7 +21,7 @@ from vault_engine import copies, store
 from vault_engine.errors import MemoryFileError, VaultError
 from vault_engine.format import yamlsubset
 from vault_engine.format.memory import MAX_COUNT, Memory, decode, parse, render
-from vault_engine.governance.tags import _SUFFIXES, _tag_key, tag_canon
+from vault_engine.governance.tags import _SUFFIXES, _singulars, _tag_key, tag_canon
 from vault_engine.vault import Vault
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -232,6 +232,21 @@ def _tag_canon_pairwise(tags: list[str]) -> dict[str, str]:
     groups: dict[str, list[str]] = {}
     for tag in counts:
         groups.setdefault(_tag_key(tag), []).append(tag)
+    joined = {k: k for k in groups}  # a plural whose other reading is a tag in use joins that tag's group
+
+    def root(key: str) -> str:
+        while joined[key] != key:
+            key = joined[key]
+        return key
+
+    for a in counts:
+        for b in counts:
+            if b.lower() in _singulars(a) and root(_tag_key(a)) != root(_tag_key(b)):
+                keep, gone = sorted((root(_tag_key(a)), root(_tag_key(b))), key=lambda k: (len(k), k))
+                joined[gone] = keep
+    for key in list(groups):
+        if root(key) != key:
+            groups[root(key)].extend(groups.pop(key))
     keys = sorted(groups, key=lambda k: (len(k), k))
     parent = {k: k for k in keys}
     for n, short in enumerate(keys):
@@ -250,7 +265,8 @@ def _tag_canon_pairwise(tags: list[str]) -> dict[str, str]:
     return out
 
 
-stems = st.sampled_from(["test", "deploy", "post", "data", "run", "runn", "build", "builder", "abcd", "ca", "cach"])
+stems = st.sampled_from(["test", "deploy", "post", "data", "run", "runn", "build", "builder", "abcd", "ca", "cach",
+                         "cache", "status"])
 endings = st.sampled_from(["", "s", "es", "d", "ed", "er", "ing", "ment", "ion", "ies", "ses", "x"])
 
 

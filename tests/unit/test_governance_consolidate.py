@@ -413,6 +413,13 @@ def test_plurals_of_words_ending_in_e_join_their_singular() -> None:
     assert canon["boxes"] == "box" and canon["branches"] == "branch"
 
 
+def test_a_plural_joins_the_tag_its_other_reading_names() -> None:
+    canon = tag_canon(["caches", "cache", "statuses", "status", "Processes", "process"])
+    assert canon == {"caches": "cache", "cache": "cache", "statuses": "status", "status": "status",
+                     "Processes": "process", "process": "process"}
+    assert tag_canon(["caches"]) == {"caches": "caches"}  # alone, nothing to join
+
+
 def test_short_tags_only_group_by_case_and_plural() -> None:
     canon = tag_canon(["ci", "CI", "cis", "cli", "git", "github", "gits"])
     assert canon == {"ci": "ci", "CI": "ci", "cis": "cis", "cli": "cli", "git": "git", "github": "github",

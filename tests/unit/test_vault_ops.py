@@ -587,3 +587,32 @@ def test_a_permanently_forgotten_sentence_is_not_learned_again_with_other_punctu
                                                                              "every Monday"})], "test")
     assert not imported.added and imported.errors
     assert vault.add(NewMemory("The staging password rotates every Tuesday.")).created
+
+
+def test_forget_permanent_takes_the_syntheses_that_quoted_it(vault: Vault) -> None:
+    a = vault.add(NewMemory("The billing service stores invoices in Postgres 16."))
+    b = vault.add(NewMemory("The billing service runs a replica in eu-west-1."))
+    overview = (f"---\nid: m-overview\ntitle: \"Overview: billing\"\ntype: fact\nsource: maintain:synthesis\n"
+                f"synthesis_of: [{a.id}, {b.id}]\nlinks: [{a.id}, {b.id}]\n---\n"
+                "- The billing service stores invoices in Postgres 16.\n"
+                "- The billing service runs a replica in eu-west-1.\n")
+    (vault.root / "memories/global/overview-billing.md").write_text(overview, encoding="utf-8")
+    result = vault.forget(a.id, permanent=True)
+    assert result.related == "m-overview"
+    assert not (vault.root / "memories/global/overview-billing.md").exists()
+    assert "Postgres 16" not in "".join(p.read_text() for p in vault.root.rglob("*.md"))
+    assert b.id in vault.scan().entries  # the other member stays
+    assert any(e.kind == "purge" and e.memory == "m-overview" and not e.payload["permanent"]
+               for e in vault.journal.events())
+
+
+def test_a_purged_id_back_on_disk_is_no_memory(vault: Vault) -> None:
+    added = vault.add(NewMemory("The staging password is in the team vault"))
+    text = (vault.root / added.path).read_text(encoding="utf-8")
+    vault.forget(added.id, permanent=True)
+    (vault.root / added.path).write_text(text, encoding="utf-8")  # a backup restored by hand
+    scan = vault.scan()
+    assert added.id not in scan.entries and scan.forgotten == {added.id: [added.path]}
+    assert any("permanently forgotten" in p.one_line() for p in scan.problems)
+    assert vault.replay_diff() == [] and vault.replay_apply() == []
+    assert (vault.root / added.path).read_text(encoding="utf-8") == text  # reported, never rewritten

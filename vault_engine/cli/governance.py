@@ -27,6 +27,7 @@ def maintain(settings: Settings, dry_run: bool, replan: bool) -> None:
         "seconds": round(report.seconds, 3),
         "notice": report.notice,
         "settled": report.settled,
+        "run": report.run,
     }
     if report.notice and not settings.as_json:
         echo(report.notice, err=True)
@@ -42,6 +43,8 @@ def maintain(settings: Settings, dry_run: bool, replan: bool) -> None:
         else:
             echo(f"done: {counts} in {report.seconds:.1f} s"
                  + (" (undo any one: memvault rollback ID)" if report.actions else ""))
+            if report.run:
+                echo(f"run {report.run} (undo it all: memvault rollback --run {report.run})")
 
     emit(settings, data, human)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -20,6 +21,7 @@ from .root import cli
 if TYPE_CHECKING:
     from ..format.kinds import Authority, MemoryClass, MemoryType, Recall, Scope, Tier, Trust
     from ..vault import FeedbackResult
+    from ..vault.results import RunRollback
 
 
 LONGER = f"a longer text is a document: memvault ingest-doc takes up to {MAX_DOCUMENT} characters"
@@ -223,18 +225,29 @@ def _lines(stream: TextIO, where: str) -> Iterator[str]:
 @click.argument("memory_id", metavar="ID")
 @click.option("--depth", type=click.IntRange(min(DEPTHS), max(DEPTHS)), default=1, show_default=True,
               help="0: summary and trigger; 1: + a detailed summary, metadata and links; 2: + the full body.")
+@click.option("--project", help="Show it only when it is a global memory or this project's (default: the current "
+                                "repository's; see `memvault project`).")
+@click.option("--all-projects", is_flag=True, help="Show a memory of any project, not only the current one's.")
 @common
 @click.pass_obj
-def show(settings: Settings, memory_id: str, depth: int) -> None:
+def show(settings: Settings, memory_id: str, depth: int, project: str | None, all_projects: bool) -> None:
     """Show one memory by id, reading only as deep as needed.
 
     The detailed summary (depth 1) is written by the language model on the
     first request and kept in the detail cache under .memvault/; later
     requests read it from there. Showing a memory never changes its file.
+    In a repository another project's memory is not shown (as search does
+    not find it); --all-projects shows it.
     """
+    from ..context.project import current_project
+    from ..context.scope import search_project
     from ..server.service import read
 
-    result = read(settings.open_vault(), memory_id, depth)
+    if project and all_projects:
+        raise click.UsageError("--project and --all-projects exclude each other")
+    vault = settings.open_vault()
+    scope = search_project(project, all_projects, lambda: current_project(Path.cwd(), vault.root))
+    result = read(vault, memory_id, depth, scope)
     if result.warning:
         echo(result.warning, err=True)
     view = result.view
@@ -304,13 +317,26 @@ def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
 @cli.command()
 @click.argument("memory_id", metavar="ID", required=False)
 @click.option("--event", "event_id", metavar="EVENT", help="Undo exactly this journal event (from maintain's output).")
+@click.option("--run", "run_id", metavar="RUN", help="Undo every action of one maintain run (its id: maintain's "
+                                                     "last line), the last first.")
 @common
 @click.pass_obj
-def rollback(settings: Settings, memory_id: str | None, event_id: str | None) -> None:
-    """Undo the last correct, forget, superseding feedback or maintenance action of ID."""
-    if not memory_id and not event_id:
-        raise click.UsageError("name a memory ID or give --event EVENT")
-    result = settings.open_vault(write=True).rollback(memory_id, event_id=event_id)
+def rollback(settings: Settings, memory_id: str | None, event_id: str | None, run_id: str | None) -> None:
+    """Undo the last correct, forget, superseding feedback or maintenance action of ID.
+
+    With --run, undo a whole maintain run: its actions in reverse order,
+    each as --event would; what cannot be undone (trash it purged for good)
+    is listed with the reason, and the exit code is 1.
+    """
+    if run_id and (memory_id or event_id):
+        raise click.UsageError("--run undoes a whole maintain run: give no ID or --event with it")
+    if not (memory_id or event_id or run_id):
+        raise click.UsageError("name a memory ID or give --event EVENT (or --run RUN)")
+    vault = settings.open_vault(write=True)
+    if run_id:
+        _rollback_run(settings, vault.rollback_run(run_id))
+        return
+    result = vault.rollback(memory_id, event_id=event_id)
 
     def human() -> None:
         if result.action == "restored":
@@ -326,6 +352,25 @@ def rollback(settings: Settings, memory_id: str | None, event_id: str | None) ->
             echo(f"{result.id} is current again; {result.related} moved to the trash")
 
     emit(settings, change_json(result), human)
+
+
+def _rollback_run(settings: Settings, result: RunRollback) -> None:
+    """Print what ``rollback --run`` undid and kept; exit 1 when anything was kept."""
+    data = {"run": result.run, "undone": [asdict(step) for step in result.undone],
+            "kept": [asdict(step) for step in result.kept]}
+
+    def human() -> None:
+        for step in result.undone:
+            echo(f"undid {step.kind:<9} {step.memory}  ({step.event})")
+            for conflict in step.conflicts:
+                echo(f"  kept as is: {conflict}")
+        for step in result.kept:
+            echo(f"kept  {step.kind:<9} {step.memory}  ({step.event}): {step.why}")
+        echo(f"run {result.run}: {len(result.undone)} undone, {len(result.kept)} could not be undone")
+
+    emit(settings, data, human)
+    if result.kept and any(step.why != "rolled back before" for step in result.kept):
+        raise SystemExit(1)
 
 
 def _change_json(result: Any) -> dict[str, Any]:

@@ -70,3 +70,29 @@ def placement(scope: Scope | None, project: str | None, current: str | None, *, 
     if current and not holds_everywhere(type, klass):
         return "project", current
     return "global", None
+
+
+# ---------------------------------------------------------------- walls
+
+
+def within(scope: Scope, project: str | None, current: str | None) -> bool:
+    """Whether a memory of ``scope`` and ``project`` is visible from work in ``current`` (None: no project,
+    which sees every project, as a search outside any repository does).
+
+    Projects are walls: work in one project sees its own memories and the global ones, never another
+    project's. The same rule decides what a read by id answers and what the same text folds into.
+    """
+    return current is None or scope != "project" or project == current
+
+
+def folds_into(new_scope: Scope, new_project: str | None, scope: Scope, project: str | None) -> bool:
+    """Whether a new memory of (``new_scope``, ``new_project``) with the same text as an existing one of
+    (``scope``, ``project``) adds evidence to it rather than being stored.
+
+    The same place, or an existing global memory: a global memory already applies in every project, so a
+    project's copy of it would only say it twice there. A global memory never folds into a project's
+    one (the other projects would lose it), nor one project's into another's.
+    """
+    if scope != "project":
+        return True
+    return new_scope == "project" and new_project == project

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .. import fsio, store
 from ..clock import now as clock
 from ..errors import IndexStale, NothingToUndo, VaultError
+from ..format.ids import ulid
 from ..format.memory import Memory, ParsedFile, memory_text, render, text_digest
 from ..format.redact import redact_memory
 from ..journal import Event, Journal
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from ..llm.base import Llm
 
 Planner = Callable[[View, Similarity], list[Action]]
+RUN_PREFIX = "r-"  # a maintain run's id
 
 STEPS: tuple[tuple[str, Planner], ...] = (
     ("expire", lambda view, _: plan_expiry(view)),
@@ -88,6 +90,7 @@ class MaintainReport:
     seconds: float = 0.0
     notice: str | None = None
     settled: bool = False  # nothing changed since a run that left nothing to do: planning was skipped
+    run: str | None = None  # the run id its events carry (``memvault rollback --run``); None: nothing applied
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -127,9 +130,11 @@ def load_similarity(vault: Governed, view: View, embedder: Embedder | None = Non
 
 
 def vetoes(journal: Journal) -> frozenset[tuple[str, frozenset[str]]]:
-    """Keys of the governance actions a person rolled back: maintain does not plan them again."""
+    """Keys of the governance actions a person rolled back, or undid by restoring from the trash what
+    they trashed: maintain does not plan them again."""
     undone_ids = {str(e.payload.get("undoes")) for e in journal.events(("rollback",))
                   if e.payload.get("kind") == "govern"}
+    undone_ids |= {str(e.payload["trashed_by"]) for e in journal.events(("restore",)) if e.payload.get("trashed_by")}
     if not undone_ids:  # the usual case: one cheap pass over the journal
         return frozenset()
     out = set()
@@ -162,10 +167,13 @@ def plan(view: View, similarity: Similarity, steps: Iterable[str] | None = None)
 class Executor:
     """Applies actions to the files of one vault (the caller holds the writer lock)."""
 
-    def __init__(self, vault: Governed, scan: store.Scan, now: datetime):
+    def __init__(self, vault: Governed, scan: store.Scan, now: datetime, run: str | None = None):
+        """``run``: the id of the ``maintain`` run the actions belong to, kept in each event so the
+        whole run can be undone at once."""
         self.vault = vault
         self.root = vault.root
         self.now = now
+        self.run = run
         self.live: dict[str, tuple[str, Memory, ParsedFile | None]] = {
             i: (e.path, e.memory, e.parsed) for i, e in scan.entries.items()
         }
@@ -201,6 +209,8 @@ class Executor:
         finished by the repair step)."""
         payload: dict[str, Any] = action.to_json()
         payload["baseline"] = self._baseline(action)
+        if self.run is not None:
+            payload["run"] = self.run
         taken: set[str] = set()
         created_paths = {}
         for folder, memory in action.create:
@@ -296,8 +306,9 @@ def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = N
         view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed, advisor, tasks)
         repairs = plan_repair(view)
         repaired: list[Event] = []
+        run = new_run_id()
         if repairs and not dry_run:
-            executor = Executor(vault, scan, stamp)
+            executor = Executor(vault, scan, stamp, run)
             repaired = [executor.apply(a) for a in repairs]
             scan = vault.scan()
             view = View.from_scan(scan, stamp, vault.config, vault.root, vetoed, advisor, tasks)
@@ -309,9 +320,11 @@ def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = N
         report = MaintainReport(repairs + actions, applied=not dry_run, notice=notice,
                                 events=[e.id for e in repaired])  # one event per action, in order
         if not dry_run and actions:
-            executor = Executor(vault, scan, stamp)
+            executor = Executor(vault, scan, stamp, run)
             for action in actions:
                 report.events.append(executor.apply(action).id)
+        if report.events:
+            report.run = run
         if not dry_run:
             settled, due = None, None
             if whole:  # settled when nothing is left to do: planning the result again finds nothing
@@ -323,6 +336,11 @@ def maintain(vault: Governed, *, dry_run: bool = False, now: datetime | None = N
         advisor.save()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def new_run_id() -> str:
+    """A fresh id for one ``maintain`` run (``r-`` + ULID): every action it applies carries it."""
+    return RUN_PREFIX + ulid()
 
 
 def remove_temps(root: Path) -> int:

@@ -20,6 +20,16 @@ def _tag_key(tag: str) -> str:
     return key
 
 
+def _singulars(tag: str) -> tuple[str, ...]:
+    """The forms ``tag`` could be the plural of, beside the one :func:`_tag_key` picks: "caches" is
+    "cache" as well as "cach", "statuses" "status" as well as "statuse"."""
+    key = tag.strip().lower().replace("_", "-").replace(" ", "-")
+    out = []
+    if len(key) > 4 and key.endswith("es"):
+        out += [key[:-1], key[:-2]]
+    return tuple(form for form in out if form != _tag_key(tag))
+
+
 # Word endings that make a variant of the same tag (plurals are folded by ``_tag_key`` first).
 _SUFFIXES = frozenset({"s", "es", "d", "ed", "er", "ing", "ment", "ion"})
 
@@ -39,6 +49,16 @@ def tag_canon(tags: Iterable[str]) -> dict[str, str]:
     groups: dict[str, list[str]] = {}
     for tag in counts:
         groups.setdefault(_tag_key(tag), []).append(tag)
+    # A plural whose other reading is a tag of the vault joins it ("caches" and "cache", "statuses" and
+    # "status"): only a tag in use decides, so "buses" alone is still grouped by its first reading.
+    spelled = {t.strip().lower().replace("_", "-").replace(" ", "-"): _tag_key(t) for t in counts}
+    for tag in list(counts):
+        own = _tag_key(tag)
+        other = next((spelled[form] for form in _singulars(tag) if spelled.get(form, own) != own), None)
+        if other is not None and own in groups and other in groups:
+            keep, gone = sorted((own, other), key=lambda k: (len(k), k))
+            groups[keep].extend(groups.pop(gone))
+            spelled = {form: keep if key == gone else key for form, key in spelled.items()}
     keys = sorted(groups, key=lambda k: (len(k), k))
     parent = {k: k for k in keys}
     # Each key looks only at the few keys it could extend (itself less one ending), so a

@@ -197,6 +197,28 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as exc:
             self._fail(exc)
 
+    def forget(self, texts: Sequence[str]) -> int:
+        """Delete the vectors of ``texts`` (model texts) of every model; how many were held.
+
+        Content-addressed vectors outlive the memory they were made for: a text permanently
+        forgotten must not leave its vector here, for the next vault that meets it to find."""
+        db = self._connect()
+        if db is None or not texts:
+            return 0
+        try:
+            models = [str(row[0]) for row in db.execute("SELECT DISTINCT model FROM vectors")]
+            keys = [key_of(model, text) for model in models for text in dict.fromkeys(texts)]
+            gone = 0
+            with self._writing(db):
+                for start in range(0, len(keys), _PART):
+                    part = keys[start : start + _PART]
+                    marks = ", ".join("?" * len(part))
+                    gone += db.execute(f"DELETE FROM vectors WHERE key IN ({marks})", part).rowcount
+            return gone
+        except sqlite3.DatabaseError as exc:
+            self._fail(exc)
+            return 0
+
     def _evict(self, db: sqlite3.Connection, vector_bytes: int, added: int) -> None:
         """Drop the least recently used vectors while the cache holds more than its bound.  The count
         is read once per connection (a scan of the table), then kept: ``added`` rows were written."""

@@ -348,9 +348,11 @@ class _Batch:
 
 
 def _survey(root: Path, indexes: Indexes, old_cache: Mapping[str, Sequence[Any]],
-            paths: Iterable[str] | None, held: Mapping[str, tuple[str, str]] | None = None) -> _Survey:
+            paths: Iterable[str] | None, held: Mapping[str, tuple[str, str]] | None = None,
+            purged: Mapping[str, str] | None = None) -> _Survey:
     """Read the disk (only ``paths``, when given and the catalog has records) and plan against the catalog
-    (``held``: the records of a catalog just rebuilt, which say which copy of an id keeps it)."""
+    (``held``: the records of a catalog just rebuilt, which say which copy of an id keeps it); a file
+    holding a ``purged`` id is reported and planned as absent (removed from the indexes if it was in)."""
     records = indexes.catalog.records()
     targeted = paths is not None and bool(records)
     if paths is not None and targeted:
@@ -358,6 +360,9 @@ def _survey(root: Path, indexes: Indexes, old_cache: Mapping[str, Sequence[Any]]
     else:
         disk = read_disk(root, old_cache, {**(held or {}), **records})
         indexed = {memory_id: Located(path, digest) for memory_id, (path, digest) in records.items()}
+    for memory_id in [i for i in disk.files if purged and i in purged]:
+        back = disk.files.pop(memory_id)
+        disk.problems.append(store.forgotten_problem(memory_id, (purged or {})[memory_id], back.path))
     plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)
     vector_hashes = indexes.vectors.hashes(disk.files) if targeted else indexes.vectors.hashes()
     touched = set(plan.added) | set(plan.modified) | set(plan.moved)
@@ -432,7 +437,8 @@ def _update_pages(root: Path, indexes: Indexes, plan: ChangeSet, rows: Sequence[
 
 
 def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress | None = None,
-         paths: Iterable[str] | None = None, vectors: bool = True) -> SyncReport:
+         paths: Iterable[str] | None = None, vectors: bool = True,
+         purged: Mapping[str, str] | None = None) -> SyncReport:
     """Bring every index in line with the files (the caller holds the index lock).
 
     With ``paths`` (relative paths that changed), only those files are looked
@@ -441,7 +447,9 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
     then (with ``vectors``) the vectors of the queue.  The catalog is the record sync plans
     against, so a crash before its commit just re-plans the rest; a walk of the whole vault
     removes the temp files such a crash left.  Without ``vectors`` the memories are searchable
-    by their words at once and wait for their vectors (:meth:`Indexes.fill`).
+    by their words at once and wait for their vectors (:meth:`Indexes.fill`).  A file holding a
+    ``purged`` id (id -> purge event: forgotten for good, then back from git or a backup) is never
+    indexed; it is reported among the problems.
     """
     held: dict[str, tuple[str, str]] = {}  # of several files with one id, the one indexed keeps it, rebuilt or not
     if full:
@@ -452,7 +460,7 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
         _remove_temps(root, indexes.state_dir)
     cache_path = indexes.state_dir / STAT_CACHE
     old_cache = load_stat_cache(cache_path)
-    survey = _survey(root, indexes, old_cache, None if full else paths, held)
+    survey = _survey(root, indexes, old_cache, None if full else paths, held, purged)
     plan, disk = survey.plan, survey.disk
     batch = _batch(root, indexes, survey)
     indexes.vectors.queue(batch.pending, plan.deleted)

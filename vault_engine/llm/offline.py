@@ -70,6 +70,14 @@ def names(text: str) -> set[str]:
     return capital - lower
 
 
+_LABEL = re.compile(r"^[ \t]*([A-Za-z][\w-]*)[ \t]*:", re.M)
+
+
+def speakers(text: str) -> set[str]:
+    """Lower-cased words that label a turn ("Alice:" opening a line): who spoke, in every episode."""
+    return {m.group(1).lower() for m in _LABEL.finditer(text)}
+
+
 def keywords(text: str, limit: int, names_last: bool = False) -> list[str]:
     """The most frequent content words (with ``names_last``, names after every other word; ties: first seen)."""
     words = content_words(text, FILLER)
@@ -138,8 +146,11 @@ class OfflineLlm:
         for tag in existing_tags:  # one spelling per tag, the first given
             if tag.strip():
                 counts.setdefault(tag.casefold(), (tag, _mentions(tag, body)))
-        people = names(body)
-        reused = sorted((c for c in counts.values() if c[1] and c[0].casefold() not in people),
+        # A tag of the vault the text names is reused even when the text only writes it capitalised
+        # ("in Terraform": a tool, not a person); only a speaker's name is left out, since every
+        # episode of a conversation names its speakers.
+        said_by = speakers(text)
+        reused = sorted((c for c in counts.values() if c[1] and c[0].casefold() not in said_by),
                         key=lambda c: -c[1])  # ties: the vault's order
         # A new tag names a topic, not a person: names help find a conversation (the trigger keeps
         # them) but make poor tags, since every episode of a conversation mentions its speakers.

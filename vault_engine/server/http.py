@@ -6,7 +6,7 @@ answers the same JSON the CLI prints with ``--json`` (golden copies live in
 
     GET  /v1/status                                   counts, hot tier, index freshness
     POST /v1/search    {"query", "limit"?, "project"?, "all_projects"?, "path"?, "types"?, "trust"?}
-    POST /v1/read      {"id", "depth"?}
+    POST /v1/read      {"id", "depth"?, "project"?, "all_projects"?}
     POST /v1/context   {"task", "path"?, "operation"?, "phase"?, "kind"?, "project"?, "budget"?, "record"?,
                         "overview"?, "sender"?}
     POST /v1/feedback  {"id", "outcome", "application"?}

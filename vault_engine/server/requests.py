@@ -287,6 +287,17 @@ class ReadRequest(Request):
     id: str = field(metadata=arg(ID))
     depth: int = field(default=1, metadata=arg(Whole(
         "0 = summary and trigger, 1 = + detail, metadata and links, 2 = + full body.", choices=DEPTHS)))
+    project: str | None = field(default=None, metadata=arg(Text(
+        "Read it only when it is a global memory or this project's. Default: the repository the server was "
+        "started in (any project when it was started outside one); another project's memory is not found.",
+        MAX_PROJECT)))
+    all_projects: bool = field(default=False, metadata=arg(Flag(
+        "true: read a memory of any project, as a search with all_projects finds them (not with project).")))
+
+    def __post_init__(self) -> None:
+        if self.project and self.all_projects:
+            raise InvalidInput("project and all_projects exclude each other: project reads within one project "
+                               "(and the global memories), all_projects within every project")
 
 
 @dataclass(frozen=True, slots=True)

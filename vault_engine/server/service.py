@@ -5,7 +5,11 @@ serve``: search, read (three depths), remember, correct, forget, context,
 feedback and status. Every method takes a request parsed by
 :mod:`vault_engine.server.requests` (checked there, once) and returns
 the same JSON view the CLI prints with ``--json`` (:mod:`vault_engine.server.views`);
-failures are :class:`VaultError` with a one-line message. Calls may come from
+failures are :class:`VaultError` with a one-line message. Projects are walls: a
+call by id (read, correct, forget, feedback) from work in one project finds its
+memories and the global ones, and another project's as no memory at all (see
+:func:`visible`); a read may name the project or widen to all, as a search may.
+Feedback is checked against the application that delivered the memory. Calls may come from
 any thread; they run one at a time on the service's own worker thread (the
 open indexes hold SQLite connections, which belong to the thread that opened
 them), so the embedding model and the open searcher stay warm between calls.
@@ -19,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import InvalidInput, LlmUnavailable
+from ..errors import InvalidInput, LlmUnavailable, MemoryNotFound
 from .requests import (
     DEPTHS,
     ContextRequest,
@@ -34,6 +38,7 @@ from .views import add_json, change_json, feedback_json, memory_view, status_jso
 
 if TYPE_CHECKING:
     from ..index.watch import WatcherThread
+    from ..store import Entry
     from ..vault import Vault
     from .project import CurrentProject
 
@@ -48,15 +53,16 @@ class Read:
     warning: str | None = None
 
 
-def read(vault: Vault, memory_id: str, depth: int) -> Read:
+def read(vault: Vault, memory_id: str, depth: int, project: str | None = None) -> Read:
     """``memory_id`` at ``depth`` 0 (summary, trigger), 1 (+ detailed summary, metadata, links) or 2 (+ body).
 
     At depth 1 and 2 the detailed summary is made on first request and kept in the detail cache
-    (``.memvault/details/``); a read never changes the memory's file.
+    (``.memvault/details/``); a read never changes the memory's file. Read from work in ``project``,
+    another project's memory is not there (see :func:`visible`).
     """
     if depth not in DEPTHS:
         raise InvalidInput(f"depth must be 0, 1 or 2, got {depth}")
-    entry = vault.find(memory_id)
+    entry = visible(vault.find(memory_id), project)
     made, warning = None, None
     if depth >= 1:
         from ..ingest.detail import detail
@@ -67,6 +73,20 @@ def read(vault: Vault, memory_id: str, depth: int) -> Read:
             warning = f"warning: no detailed summary ({exc.one_line()})"
     return Read(memory_view(entry, depth, vault.links_of(entry.memory), made.text if made is not None else None),
                 warning)
+
+
+def visible(entry: Entry, project: str | None) -> Entry:
+    """``entry``, when work in ``project`` may see it (None: every project).
+
+    Raises:
+        MemoryNotFound: the memory belongs to another project. The answer is the one an unknown id gets, so
+            an id learned elsewhere tells nothing of another project, not even that the memory exists.
+    """
+    from ..context.scope import within
+
+    if not within(entry.memory.scope, entry.memory.project, project):
+        raise MemoryNotFound(f"no memory with id {entry.memory.id!r} in project {project} or the global memories")
+    return entry
 
 
 class MemoryService:
@@ -164,8 +184,14 @@ class MemoryService:
         return self._run(lambda: dict(self.vault.search(query).to_json()))
 
     def read(self, request: ReadRequest) -> dict[str, Any]:
-        """One memory at depth 0, 1 or 2 (see :func:`read`); a missing detailed summary is noted, not fatal."""
-        result = self._run(lambda: read(self.vault, request.id, request.depth))
+        """One memory at depth 0, 1 or 2 (see :func:`read`); a missing detailed summary is noted, not fatal.
+
+        Within the current project and the global memories unless the request names a project or asks for
+        every project, as a search is: an id a wide search found can be read as widely."""
+        from ..context.scope import search_project
+
+        project = search_project(request.project, request.all_projects, self._current_project)
+        result = self._run(lambda: read(self.vault, request.id, request.depth, project))
         view = dict(result.view)
         if result.warning:
             view["warning"] = result.warning
@@ -194,11 +220,21 @@ class MemoryService:
 
     def correct(self, request: CorrectRequest) -> dict[str, Any]:
         """A new version replaces the memory; the old one stays, superseded (undo: rollback)."""
-        return self._run(lambda: change_json(self.vault.correct(request.id, request.text, request.title)))
+        project = self._current_project()
+
+        def work() -> dict[str, Any]:
+            visible(self.vault.find(request.id), project)
+            return change_json(self.vault.correct(request.id, request.text, request.title))
+        return self._run(work)
 
     def forget(self, request: ForgetRequest) -> dict[str, Any]:
         """Move the memory to the trash (reversible with rollback or trash restore)."""
-        return self._run(lambda: change_json(self.vault.forget(request.id)))
+        project = self._current_project()
+
+        def work() -> dict[str, Any]:
+            visible(self.vault.find(request.id), project)
+            return change_json(self.vault.forget(request.id))
+        return self._run(work)
 
     def context(self, request: ContextRequest) -> dict[str, Any]:
         """The context manifest for a task: resident memories and a budgeted index, with the reasons."""

@@ -51,10 +51,12 @@ def reconcile(vault: Vault) -> Reconciled:
     purged = {e.memory for e in vault.journal.events(("purge",)) if e.payload.get("permanent")}
     with vault.transaction() as tx:
         scan = vault.scan()
-        for entry in sorted(scan.entries.values(), key=lambda e: e.path):
-            if entry.memory.id in purged:
-                tx.remove(entry.path)
-                done.purged.append(entry.memory.id)
+        # The scan leaves out the files of purged ids (see store.scan) and names them in ``forgotten``.
+        for memory_id, paths in sorted(scan.forgotten.items()):
+            if memory_id in purged:
+                for path in paths:
+                    tx.remove(path)
+                done.purged.append(memory_id)
         if purged:
             done.scrubbed = vault.journal.scrub(purged)
         events = []

@@ -11,6 +11,7 @@ from ..errors import IndexStale, VaultBusy, VaultError
 from .ports import Open as Vault
 
 if TYPE_CHECKING:
+    from ..format.memory import Memory
     from ..index.embedder import Embedder
     from ..index.embedding_cache import CacheStatus, EmbeddingCache
     from ..index.filling import FillReport, Progress
@@ -44,6 +45,38 @@ def embedding_cache_status(vault: Vault) -> CacheStatus:
     return dataclasses.replace(state, graphs=graphs_in(graph_folder(cache.folder)))
 
 
+def forget_vectors(vault: Vault, memory: Memory) -> int:
+    """Delete from the embedding cache every vector made of ``memory``'s texts (a permanent forget); how many.
+
+    The texts are the ones a sync embeds for it (:func:`~vault_engine.index.derived.embedding_texts`),
+    read as the cache keys them; each model's vector of them goes.
+    """
+    from ..index.derived import embedded_parts, embedding_texts, parse_span
+    from ..index.embedding_cache import model_text
+
+    cache = _cache(vault)
+    try:
+        if not cache.status().vectors:  # nothing cached: no model loaded to find what is not there
+            return 0
+    finally:
+        cache.close()
+    window = vault.config.embedding.max_tokens
+    texts: list[str] = []
+    for lane, _, whole in embedding_texts(memory, vault.embedder()):
+        for text in embedded_parts(lane, whole):
+            span = parse_span(text)
+            if span is not None and span[1]:  # keyed as it is, beside its host and what stood in for it
+                host, ranges = span
+                texts += [text, model_text(host, window), *(model_text(host[a:b], window) for a, b in ranges)]
+            else:
+                texts.append(model_text(text, window))
+    cache = _cache(vault)
+    try:
+        return cache.forget(texts)
+    finally:
+        cache.close()
+
+
 def clear_embedding_cache(vault: Vault) -> int:
     """Empty the embedding cache (turned off or not); how many vectors it held."""
     return _cache(vault).clear()
@@ -71,14 +104,15 @@ def sync(vault: Vault, *, full: bool = False, embedder: Embedder | None = None,
     memories are searchable by their words and wait for their vectors."""
     from ..index.sync import sync
 
+    purged = vault.purged()  # files back from git or a backup: forgotten, not indexed
     with vault.index_lock.hold():
         indexes = open_indexes(vault, embedder)
         try:
             try:
-                report = sync(vault.root, indexes, full=full, paths=paths, vectors=False)
+                report = sync(vault.root, indexes, full=full, paths=paths, vectors=False, purged=purged)
             except IndexStale as exc:  # damage found past the open: rebuild from the files
                 indexes.notice = f"notice: {exc.one_line()}"
-                report = sync(vault.root, indexes, full=True, vectors=False)
+                report = sync(vault.root, indexes, full=True, vectors=False, purged=purged)
         finally:
             _close(indexes)
     if vectors and report.pending:

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import store
 from ..clock import now
-from ..context.scope import placement
+from ..context.scope import folds_into, placement
 from ..errors import ForgottenContent, InvalidInput, VaultError
 from ..format.characters import check, check_data
 from ..format.ids import new_memory_id
@@ -147,7 +147,8 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
             raise ForgottenContent(f"this text was permanently forgotten ({blocked}) and is not re-learned")
         scan = vault.scan()
         for entry in scan.active():
-            if text_digest(memory_text(entry.memory)) == digest and entry.memory.lifecycle != "superseded":
+            if (text_digest(memory_text(entry.memory)) == digest and entry.memory.lifecycle != "superseded"
+                    and _folds(memory, entry.memory)):
                 updated, event = fold_evidence(entry, memory.source, stamp)
                 tx.write(entry.path, updated, entry.parsed)
                 tx.record(event)
@@ -163,6 +164,11 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
         tx.write(rel, memory)
         tx.record(add_event(memory))
     return AddResult(memory.id, rel, True, notice, *_where(memory))
+
+
+def _folds(new: Memory, existing: Memory) -> bool:
+    """Whether ``new`` adds evidence to ``existing`` (same text): never across a project's wall."""
+    return folds_into(new.scope, new.project, existing.scope, existing.project)
 
 
 def _where(memory: Memory) -> tuple[Scope, str | None]:
@@ -206,9 +212,10 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
         forgotten = forgotten_digests(journal_events)
         scan = vault.scan()
         used_ids = set(scan.entries) | {e.memory for e in journal_events}
-        by_digest = {
-            text_digest(memory_text(e.memory)): e for e in scan.active() if e.memory.lifecycle != "superseded"
-        }
+        by_digest: dict[str, list[Entry]] = {}  # text digest -> the memories of that text, any place
+        for e in scan.active():
+            if e.memory.lifecycle != "superseded":
+                by_digest.setdefault(text_digest(memory_text(e.memory)), []).append(e)
         pending: dict[str, tuple[str, Memory, ParsedFile | None]] = {}  # id -> (path, memory, original)
         taken: set[str] = set()
         events: list[Event] = []
@@ -230,7 +237,7 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
                     path=source_name, line=number,
                 ))
                 continue
-            existing = by_digest.get(digest)
+            existing = next((e for e in by_digest.get(digest, ()) if _folds(memory, e.memory)), None)
             if existing is not None:
                 current = pending.get(existing.memory.id)
                 base = Entry(existing.path, ParsedFile(current[1], "")) if current else existing
@@ -244,7 +251,7 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
             taken.add(rel)
             used_ids.add(memory.id)
             pending[memory.id] = (rel, memory, None)
-            by_digest[digest] = Entry(rel, ParsedFile(memory, ""))
+            by_digest.setdefault(digest, []).append(Entry(rel, ParsedFile(memory, "")))
             events.append(add_event(memory, "import", **{RECORD_KEY: record}))
             added.append(memory.id)
             imported[record] = memory.id

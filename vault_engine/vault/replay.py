@@ -18,7 +18,9 @@ def plan(vault: Vault) -> list[tuple[Entry, list[ReplayDiff]]]:
     plan = []
     for entry in vault.scan().entries.values():
         state = states.get(entry.memory.id)
-        if state is None or entry.memory.plain:
+        # A purge is final: what the journal tells of a forgotten memory is never written into a file
+        # (one holding its id again is left out of the scan, and reported, before it gets here).
+        if state is None or entry.memory.plain or state.status == "purged":
             continue
         diffs = [
             ReplayDiff(entry.memory.id, entry.path, key, file_value, journal_value)

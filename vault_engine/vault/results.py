@@ -42,6 +42,27 @@ class ChangeResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RunStep:
+    """One action of a ``maintain`` run, as rolling back the run left it."""
+
+    event: str  # the govern event of the action
+    kind: str  # merge, stale, tags, ...
+    memory: str
+    rollback: str | None = None  # the rollback event, when undone
+    why: str | None = None  # why it was not undone
+    conflicts: Sequence[str] = ()  # fields changed since, kept as they are
+
+
+@dataclass(frozen=True, slots=True)
+class RunRollback:
+    """What ``rollback --run`` did: the run's actions undone, and those that could not be, latest first."""
+
+    run: str
+    undone: Sequence[RunStep]
+    kept: Sequence[RunStep]
+
+
+@dataclass(frozen=True, slots=True)
 class FeedbackResult:
     """What one reported outcome did to a memory."""
 

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from .. import store
 from ..clock import now
 from ..errors import InvalidInput, VaultError
 from ..format.ids import new_event_id
-from ..format.memory import memory_text, text_digest, words_digest
+from ..format.memory import Memory, memory_text, text_digest, words_digest
+from ..format.value import SYNTHESIS_OF, SYNTHESIS_SOURCE
 from ..journal import Event
-from ..store import Entry
+from ..store import Entry, Scan
 from .ports import Open as Vault
 from .results import ChangeResult
+from .transaction import Transaction
+
+log = logging.getLogger("vault_engine.vault")
 
 
 def trash_path(vault: Vault, entry: Entry, taken: set[str] | None = None) -> str:
@@ -69,10 +76,19 @@ def move_out_of_trash(vault: Vault, entry: Entry, stamp: datetime, dest: str | N
 
 
 def forget(vault: Vault, memory_id: str, *, permanent: bool = False) -> ChangeResult:
-    """Move a memory to the trash with a tombstone, or purge every trace of it."""
+    """Move a memory to the trash with a tombstone, or purge every trace of it.
+
+    A purge is final on every path: the file goes, the journal keeps only digests (scrubbed), the
+    embedding cache loses the memory's vectors, the syntheses that quoted it go with it (the next
+    ``maintain`` writes them again from the members left), and a file that holds the id again later
+    (git, a backup) is never read or indexed (see :func:`vault_engine.store.scan`); purging it again
+    deletes that file.
+    """
     stamp = now()
     with vault.transaction() as tx:
         scan = vault.scan()
+        if permanent and memory_id in scan.forgotten:  # back from git or a backup: asked again, deleted again
+            return _purge_again(vault, tx, memory_id, scan.forgotten[memory_id])
         entry = vault.entry(memory_id, scan)
         if not permanent:
             if entry.in_trash:
@@ -82,12 +98,43 @@ def forget(vault: Vault, memory_id: str, *, permanent: bool = False) -> ChangeRe
             tx.record(event)
             return ChangeResult("forgotten", memory_id, dest, event=event.id)
         digest = text_digest(memory_text(entry.memory))
+        quoting = _syntheses_of(scan, memory_id)
         tx.remove(entry.path)
-        vault.journal.scrub({memory_id})
+        for synthesis in quoting:
+            tx.remove(synthesis.path)
+        vault.journal.scrub({memory_id, *(s.memory.id for s in quoting)})
         event = Event("purge", memory_id, {"permanent": True, "text_sha256": digest,
                                            "words_sha256": words_digest(memory_text(entry.memory))})
-        tx.record(event)
+        tx.record(event, *(Event("purge", s.memory.id, {"permanent": False, "quoted": memory_id}) for s in quoting))
+        _forget_vectors(vault, entry.memory)
+    related = ", ".join(s.memory.id for s in quoting) or None
+    return ChangeResult("purged", memory_id, None, related=related, event=event.id)
+
+
+def _purge_again(vault: Vault, tx: Transaction, memory_id: str, paths: list[str]) -> ChangeResult:
+    """Delete the files that hold the forgotten ``memory_id`` again (and their vectors)."""
+    for rel in paths:
+        with contextlib.suppress(VaultError):  # unreadable: nothing of it was embedded
+            _forget_vectors(vault, store.read_entry(vault.root, rel).memory)
+        tx.remove(rel)
+    event = Event("purge", memory_id, {"permanent": True, "again": list(paths)})
+    tx.record(event)
     return ChangeResult("purged", memory_id, None, event=event.id)
+
+
+def _syntheses_of(scan: Scan, memory_id: str) -> list[Entry]:
+    """The syntheses (overviews ``maintain`` wrote) that cover ``memory_id``, trashed ones too."""
+    return [e for e in scan.entries.values()
+            if e.memory.source == SYNTHESIS_SOURCE and memory_id in (e.memory.extra.get(SYNTHESIS_OF) or ())]
+
+
+def _forget_vectors(vault: Vault, memory: Memory) -> None:
+    """Drop ``memory``'s vectors from the embedding cache; without the model nothing is computed to find
+    them, and that is logged (the cache's bound evicts them in time)."""
+    try:
+        vault.forget_vectors(memory)
+    except VaultError as exc:
+        log.warning("vectors of %s left in the embedding cache: %s", memory.id, exc.one_line())
 
 
 def trash_list(vault: Vault) -> list[Entry]:
@@ -96,16 +143,39 @@ def trash_list(vault: Vault) -> list[Entry]:
 
 
 def restore(vault: Vault, memory_id: str) -> ChangeResult:
-    """Bring a memory back from the trash to where it was."""
+    """Bring a memory back from the trash to where it was.
+
+    A memory governance trashed (stale, decayed, merged away) comes back for good: the restore event
+    names the action that trashed it (``trashed_by``), which ``maintain`` then does not plan again (see
+    :func:`vault_engine.governance.maintain.vetoes`), so a person's restore sticks as their rollback does.
+    Only the file comes back; ``rollback`` of that action still reverts what it changed elsewhere (the
+    evidence a merge folded into its survivor).
+    """
     stamp = now()
     with vault.transaction() as tx:
         entry = vault.entry(memory_id)
         if not entry.in_trash:
             raise InvalidInput(f"{memory_id} is not in the trash")
+        trashed_by = _trashed_by(vault.journal.events(("govern", "rollback", "restore")), memory_id)
         dest = vault.move_out_of_trash(entry, stamp)
-        event = Event("restore", memory_id, {})
+        event = Event("restore", memory_id, {"trashed_by": trashed_by} if trashed_by else {})
         tx.record(event)
     return ChangeResult("restored", memory_id, dest, event=event.id)
+
+
+def _trashed_by(events: Iterable[Event], memory_id: str) -> str | None:
+    """The governance action that last moved ``memory_id`` to the trash and is not undone yet; None when
+    a person (or a rollback) put it there."""
+    undone: set[str] = set()
+    last: str | None = None
+    for event in events:
+        if event.kind == "govern" and memory_id in (event.payload.get("trash") or ()):
+            last = event.id
+        elif event.kind == "rollback" and event.payload.get("undoes"):
+            undone.add(str(event.payload["undoes"]))
+        elif event.kind == "restore" and event.payload.get("trashed_by"):
+            undone.add(str(event.payload["trashed_by"]))
+    return last if last is not None and last not in undone else None
 
 
 def trash_empty(vault: Vault, *, expired_only: bool = False) -> list[str]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..clock import now
-from ..errors import InvalidInput, NothingToUndo
+from ..errors import InvalidInput, NothingToUndo, VaultError
 from ..format.value import CONFLICT_OF
 from ..journal import Event, feedback_superseded, governed_ids
 from ..store import Scan
 from . import repair
 from .ports import Open as Vault
-from .results import ChangeResult
+from .results import ChangeResult, RunRollback, RunStep
 from .transaction import Transaction
 
 
@@ -51,6 +51,46 @@ def rollback(vault: Vault, memory_id: str | None = None, *, event_id: str | None
         event = Event("rollback", memory_id, {"undoes": target.id, "kind": target.kind})
         tx.record(event)
     return ChangeResult(result.action, result.id, result.path, result.related, event.id)
+
+
+def rollback_run(vault: Vault, run_id: str) -> RunRollback:
+    """Undo every action of the ``maintain`` run ``run_id``, the last applied first.
+
+    The run's actions were applied one after another, each on what the earlier left, so they are undone
+    in reverse order, each as ``rollback --event`` would undo it, under one writer lock. An action that
+    cannot be undone (trash it purged for good, a leftover copy it removed, a memory deleted since) is
+    kept and reported with its reason; the others are still undone. An action rolled back before is
+    reported, not undone twice.
+
+    Raises:
+        NothingToUndo: no action of the journal carries ``run_id``.
+    """
+    from ..governance.maintain import undo
+
+    stamp = now()
+    undone: list[RunStep] = []
+    kept: list[RunStep] = []
+    with vault.transaction() as tx:
+        events = list(vault.journal.events())
+        actions = [e for e in events if e.kind == "govern" and e.payload.get("run") == run_id]
+        if not actions:
+            raise NothingToUndo(f"no maintain run {run_id} in the journal (maintain prints its run id)")
+        before = {str(e.payload.get("undoes")) for e in events if e.kind == "rollback"}
+        for target in reversed(actions):
+            kind = str(target.payload.get("kind", "govern"))
+            if target.id in before:
+                kept.append(RunStep(target.id, kind, target.memory, why="rolled back before"))
+                continue
+            try:
+                _, conflicts = undo(vault, target, stamp)
+            except VaultError as exc:  # not reversible, or a file changed meanwhile: the rest still go
+                kept.append(RunStep(target.id, kind, target.memory, why=exc.one_line()))
+                continue
+            event = Event("rollback", target.memory, {"undoes": target.id, "kind": "govern", "action": kind,
+                                                      "conflicts": conflicts, "run": run_id})
+            tx.record(event)
+            undone.append(RunStep(target.id, kind, target.memory, rollback=event.id, conflicts=conflicts))
+    return RunRollback(run_id, undone, kept)
 
 
 SUFFIX = " (conflicting version)"

@@ -24,7 +24,16 @@ from ..format.memory import Memory
 from ..journal import DAMAGED_DIR, Event, Journal
 from ..store import Entry, Scan
 from . import indexes, reading, remember, repair, replay, revise, trash, undo
-from .results import AddResult, ChangeResult, FeedbackResult, ImportResult, NewMemory, ReplayDiff, Status
+from .results import (
+    AddResult,
+    ChangeResult,
+    FeedbackResult,
+    ImportResult,
+    NewMemory,
+    ReplayDiff,
+    RunRollback,
+    Status,
+)
 from .status import status
 from .transaction import Transaction, Transactions
 
@@ -68,6 +77,7 @@ class Vault:
         self._embedder = embedder
         self._llm: Llm | None = None
         self._parsed: store.ParseCache = {}  # unchanged files are not parsed twice by one process
+        self._purged: tuple[tuple[tuple[str, int], ...], dict[str, str]] | None = None  # see purged()
         self._sender: tuple[str | None] | None = None
 
     @classmethod
@@ -152,9 +162,21 @@ class Vault:
 
     def scan(self) -> Scan:
         """Every memory file of the vault, parsed (unchanged files from this vault's cache); of several files
-        with one id the one the indexes hold keeps it (see :mod:`vault_engine.copies`)."""
+        with one id the one the indexes hold keeps it (see :mod:`vault_engine.copies`); a file holding a
+        permanently forgotten id is left out and reported."""
         return store.scan(self.root, self._parsed,
-                          lambda ids: copies.known(self.root, ids, reading.catalog_paths(self, ids)))
+                          lambda ids: copies.known(self.root, ids, reading.catalog_paths(self, ids)),
+                          self.purged())
+
+    def purged(self) -> dict[str, str]:
+        """Each permanently forgotten memory id, mapped to its purge event (read again only when the journal
+        changed): a file that holds one again (a git checkout, a backup restored) is not that memory come
+        back, and is neither read nor indexed."""
+        signature = self.journal.signature()
+        if self._purged is None or self._purged[0] != signature:
+            found = {e.memory: e.id for e in self.journal.events(("purge",)) if e.payload.get("permanent")}
+            self._purged = (signature, found)
+        return self._purged[1]
 
     def entry(self, memory_id: str, scan: Scan | None = None) -> Entry:
         """The memory with ``memory_id``.
@@ -224,6 +246,10 @@ class Vault:
         (or exactly the journal event ``event_id``; see :func:`.undo.rollback`)."""
         return undo.rollback(self, memory_id, event_id=event_id)
 
+    def rollback_run(self, run_id: str) -> RunRollback:
+        """Undo every action of one ``maintain`` run, the last first (see :func:`.undo.rollback_run`)."""
+        return undo.rollback_run(self, run_id)
+
     # ------------------------------------------------------------ trash
 
     def trash_path(self, entry: Entry, taken: set[str] | None = None) -> str:
@@ -245,6 +271,10 @@ class Vault:
     def trash_list(self) -> builtins.list[Entry]:
         """The trashed memories, by path."""
         return trash.trash_list(self)
+
+    def forget_vectors(self, memory: Memory) -> int:
+        """Drop ``memory``'s vectors from the embedding cache (see :func:`.indexes.forget_vectors`)."""
+        return indexes.forget_vectors(self, memory)
 
     def restore(self, memory_id: str) -> ChangeResult:
         """Bring a memory back from the trash to where it was."""
