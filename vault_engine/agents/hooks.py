@@ -238,7 +238,9 @@ def _capture(agent: str, hook: HookInput, vault: str | None, root: Path | None, 
         raise ValueError("hook input has no transcript_path")
     transcript = Path(hook.transcript_path).expanduser()
     if not transcript.is_file():  # said now, in the hook's log, rather than by the worker's retries
-        raise FileNotFoundError(f"transcript {transcript} does not exist")
+        # (a stat, which never blocks: a FIFO or a device is not opened here, and the worker refuses one too)
+        raise FileNotFoundError(f"transcript {transcript} " + ("is not a regular file" if transcript.exists()
+                                                               else "does not exist"))
     if root is None:  # no vault yet: create the one the command line would
         root = _open_vault(Path(vault) if vault else None).root
     queue = CaptureQueue(root)
