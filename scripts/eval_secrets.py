@@ -4,10 +4,10 @@
 The corpus (:data:`KINDS`, :data:`LOOKALIKES`) is also what the tests and
 ``scripts/stress_secrets.py`` push through the vault:
 
-- 77 kinds of secret (162 samples), each a realistic fake value (drawn from the kind's own
+- 78 kinds of secret (167 samples), each a realistic fake value (drawn from the kind's own
   alphabet and length, seeded) in two or three realistic surroundings: config
   lines, env exports, URLs, JSON, HTTP headers, command lines and prose;
-- 16 classes of ordinary text (120 samples) that look like a secret: sha1, sha256 and md5
+- 16 classes of ordinary text (123 samples) that look like a secret: sha1, sha256 and md5
   hashes, UUIDs, git commit ids, base64 data, public keys, long identifiers,
   version strings, file paths, memvault ids and digests, URLs without
   credentials, secret words with ordinary values, code and config around secrets,
@@ -134,6 +134,7 @@ def _kinds() -> dict[str, tuple[str, tuple[str, ...]]]:
     kind("aws secret access key", lambda r: _draw(r, B64, 40),
          f"[default]\naws_access_key_id = AKIAZ7QPLX3VNB2KJD4M\naws_secret_access_key = {S}",
          f"export AWS_SECRET_ACCESS_KEY={S}",
+         f"my AWS secret key is {S}, the access key id is in the wiki",
          f'{{"Credentials": {{"AccessKeyId": "ASIAZ7QPLX3VNB2KJD4M", "SecretAccessKey": "{S}"}}}}')
     kind("aws session token", lambda r: "IQoJb3JpZ2luX2VjE" + _b64(r, 240).rstrip("="),
          f"aws_session_token = {S}",
@@ -326,6 +327,12 @@ def _kinds() -> dict[str, tuple[str, tuple[str, ...]]]:
                                                      for _ in range(5)),
          f'passphrase = "{S}"',
          f"ssh_key_password: '{S}'")
+    kind("letters-only password", lambda r: _draw(r, string.ascii_uppercase, 2) + _draw(r, string.ascii_lowercase, 3)
+         + _draw(r, string.ascii_letters, 7),
+         f"The admin password: {S}",
+         f"password: {S}",
+         f"db_password: {S}",
+         f"the password is {S}, do not share it")
     kind("netrc password", lambda r: _password(r),
          f"machine api.example.com login deploy password {S}")
     kind("password in prose", lambda r: _password(r, 14, "!#%"),
@@ -508,6 +515,9 @@ def _lookalikes() -> dict[str, tuple[str, ...]]:
             "secret_name: prod-db-credentials",
             "password = self.password",
             "The key insight: the secret manager's cache halves the latency.",
+            "the token is walrus-c1-111",  # a name with numbers: a token's value must look generated
+            "token: build-2024-rc1",
+            "Change the password to something stronger.",
         ),
         "code and config around secrets": (
             'if not password:\n    raise ValueError("password required")',

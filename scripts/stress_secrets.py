@@ -1,6 +1,6 @@
 """Secrets by kind and by path: every kind of secret of the corpus through every way text enters a vault.
 
-The corpus is ``scripts/eval_secrets.py`` (77 kinds, each in realistic surroundings).  Each
+The corpus is ``scripts/eval_secrets.py`` (78 kinds, each in realistic surroundings).  Each
 path gets a vault of its own, pushes every kind through it, indexes it (catalog, full text,
 vectors, ``INDEX.md``), then reads the whole vault folder as bytes: memory files, file and folder
 names (as a slug spells them), the journal, session buffers and everything under ``.memvault/``,

@@ -234,7 +234,7 @@ def test_remember_then_search_finds_it(server: Server) -> None:
 
 def test_remember_in_the_current_project_by_default(server: Server) -> None:
     _, added = server.ok("memory_remember", {"text": "Feature flags live in config/flags.yaml.", "scope": "project",
-                                             "paths": "config/**", "type": "fact"})
+                                             "paths": ["config/**"], "type": "fact"})
     _, view = server.ok("memory_read", {"id": added["id"]})
     assert view["metadata"]["scope"] == "project" and view["metadata"]["project"] == server.project
     assert view["metadata"]["paths"] == ["config/**"]

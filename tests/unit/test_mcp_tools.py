@@ -94,7 +94,8 @@ def test_schemas_are_valid_and_match_the_vocabularies() -> None:
     ("memory_search", {"query": ["a"]}, "query must be a string, got ['a']"),
     ("memory_search", {"query": "a", "limit": 101}, "limit must be from 1 to 100, got 101"),
     ("memory_search", {"query": "a", "types": ["fact", "bogus"]}, "unknown type 'bogus'; expected one of "),
-    ("memory_search", {"query": "a", "trust": "high"}, "unknown trust level 'high'; expected one of "),
+    ("memory_search", {"query": "a", "trust": ["high"]}, "unknown trust level 'high'; expected one of "),
+    ("memory_search", {"query": "a", "trust": "high"}, "trust must be a list, got 'high'"),
     ("memory_search", {"query": "a", "types": {"fact": 1}}, "types must be a list, got {'fact': 1}"),
     ("memory_context", {"task": ""}, "task must not be empty"),
     ("memory_context", {"task": "t", "budget": -1}, "budget must be from 0 to 200000, got -1"),
@@ -112,7 +113,7 @@ def test_bad_arguments_are_named(tool: str, arguments: dict[str, Any], message: 
 
 def test_harmless_mismatches_are_mended() -> None:
     spec = TOOLS_BY_NAME["memory_search"]
-    assert check_arguments(spec, {"query": "q", "limit": 5.0, "types": "fact", "path": None}) == \
+    assert check_arguments(spec, {"query": "q", "limit": 5.0, "types": ["fact"], "path": None}) == \
         {"query": "q", "limit": 5, "types": ["fact"]}
     assert check_arguments(TOOLS_BY_NAME["memory_read"], {"id": "m-1", "depth": "2"}) == {"id": "m-1", "depth": 2}
     assert check_arguments(TOOLS_BY_NAME["memory_remember"], {"text": "t", "force": "true"})["force"] is True
@@ -225,10 +226,14 @@ def test_wrong_types_are_refused_and_only_a_models_plain_slips_mended(service: M
         ({"text": "Staging is at staging.acme.dev.", "tags": 5}, "tags must be a list, got 5"),
         ({"text": "Staging is at staging.acme.dev.", "tags": [5]}, "tag must be a string, got 5"),
         ({"text": "Staging is at staging.acme.dev.", "tags": [""]}, "tag must not be empty"),
+        ({"text": "Staging is at staging.acme.dev.", "tags": "abc"}, "tags must be a list, got 'abc'"),
     ):
         assert error(service, "memory_remember", **arguments) == f"error: {words}"
     assert service.vault.status().memories == 0
-    _, added = ok(service, "memory_remember", text="Staging is at staging.acme.dev.", tags="staging", force="true")
+    assert error(service, "memory_search", query="staging", types="fact") == "error: types must be a list, got 'fact'"
+    refused = call_tool(service, "memory_search", {"query": "staging", "types": "fact"}, Here())
+    assert refused.structured["error"]["kind"] == "InvalidInput"
+    _, added = ok(service, "memory_remember", text="Staging is at staging.acme.dev.", tags=["staging"], force="true")
     assert service.vault.entry(added["id"]).memory.tags == ("staging",)
 
 

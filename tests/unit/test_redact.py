@@ -1,7 +1,7 @@
 """Secret redaction: every kind of secret of the corpus is replaced, no look-alike is touched, and the
 redaction is idempotent and counted.
 
-The corpus (77 kinds of secret in realistic surroundings, 16 classes of ordinary text that
+The corpus (78 kinds of secret in realistic surroundings, 16 classes of ordinary text that
 looks like one) is ``scripts/eval_secrets.py``, which also measures it against detect-secrets.
 """
 

@@ -155,10 +155,13 @@ class CaptureQueue:
         replaced by the next (the session's whole history), removed once no request names it."""
         import hashlib
 
+        from .messages import read_regular
+
+        data = read_regular(path)  # a regular file only, and no more than a transcript may hold
         key = hashlib.sha256(f"{agent}\0{session_id}".encode()).hexdigest()[:24]
         target = self.folder / TRANSCRIPTS_DIR / f"{key}.transcript"
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(target, path.read_bytes(), mode=0o600)
+        write_atomic(target, data, mode=0o600)
         return target
 
     def _release_transcript(self, request: CaptureRequest) -> None:

@@ -199,8 +199,18 @@ def _table_header(name: str) -> re.Pattern[str]:
 _ANY_HEADER = re.compile(r"^\s*\[")
 
 
+_COMMENT = re.compile(r"^\s*#")
+
+
+def has_table(text: str, name: str) -> bool:
+    """Whether ``text`` (a config.toml) writes ``[mcp_servers.NAME]`` as a table of its own."""
+    header = _table_header(name)
+    return any(header.match(line) for line in text.splitlines())
+
+
 def without_server(text: str, name: str) -> str:
-    """``text`` (a config.toml) without the ``[mcp_servers.NAME]`` table and its sub-tables."""
+    """``text`` (a config.toml) without the ``[mcp_servers.NAME]`` table and its sub-tables; a comment
+    line among them stays (memvault writes none: it is the person's, maybe about the next table)."""
     header = _table_header(name)
     sub = re.compile(rf'^\s*\[\s*mcp_servers\s*\.\s*(?:{re.escape(name)}|"{re.escape(name)}")\s*\.')
     out: list[str] = []
@@ -211,7 +221,7 @@ def without_server(text: str, name: str) -> str:
             continue
         if skipping and _ANY_HEADER.match(line):
             skipping = False
-        if not skipping:
+        if not skipping or _COMMENT.match(line):
             out.append(line)
     result = "".join(out)
     return re.sub(r"\n{3,}", "\n\n", result)

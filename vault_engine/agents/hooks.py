@@ -148,7 +148,10 @@ def prompt_memories(answers: Answers, prompt: str, project: str | None,
     if not prompt.strip():
         return "", []
     found = answers.search(prompt, project, PROMPT_LIMIT)
-    head = "<memory-context>\nMemories relevant to this prompt (open one with `memvault show ID --depth 2`):\n"
+    from ..context.quoting import PREAMBLE
+
+    head = ("<memory-context>\n" + PREAMBLE
+            + "Memories relevant to this prompt (open one with `memvault show ID --depth 2`):\n")
     foot = "</memory-context>\n"
     lines: list[str] = []
     ids: list[str] = []
@@ -166,6 +169,9 @@ def prompt_memories(answers: Answers, prompt: str, project: str | None,
 
 
 def _hit_line(hit: dict[str, Any]) -> str:
+    """One memory as a line of the block; its text quoted as data (:mod:`..context.quoting`)."""
+    from ..context.quoting import inline
+
     summary = " ".join(str(hit.get("summary") or hit.get("trigger") or "").split())
     if len(summary) > SUMMARY_CHARS:
         summary = summary[: SUMMARY_CHARS - 1].rstrip() + "…"
@@ -173,8 +179,9 @@ def _hit_line(hit: dict[str, Any]) -> str:
     if hit.get("project"):
         why.append(f"project {hit['project']}")
     why += [f"conflicts with {other}" for other in hit.get("conflicts") or []]
-    title = " ".join(str(hit.get("title", "")).split())
-    return f"- `{hit['id']}` **{title}**" + (f": {summary}" if summary else "") + f" _(why: {'; '.join(why)})_\n"
+    title = inline(str(hit.get("title", "")))
+    return (f"- `{inline(str(hit['id']))}` **{title}**" + (f": {inline(summary)}" if summary else "")
+            + f" _(why: {inline('; '.join(why))})_\n")
 
 
 class _Opened:
@@ -238,7 +245,9 @@ def _capture(agent: str, hook: HookInput, vault: str | None, root: Path | None, 
         raise ValueError("hook input has no transcript_path")
     transcript = Path(hook.transcript_path).expanduser()
     if not transcript.is_file():  # said now, in the hook's log, rather than by the worker's retries
-        raise FileNotFoundError(f"transcript {transcript} does not exist")
+        # (a stat, which never blocks: a FIFO or a device is not opened here, and the worker refuses one too)
+        raise FileNotFoundError(f"transcript {transcript} " + ("is not a regular file" if transcript.exists()
+                                                               else "does not exist"))
     if root is None:  # no vault yet: create the one the command line would
         root = _open_vault(Path(vault) if vault else None).root
     queue = CaptureQueue(root)

@@ -9,7 +9,15 @@ writes the files that change, atomically.  The rules:
   ``memvault`` MCP server entry are added, replaced or removed;
 - a second install changes nothing; ``--uninstall`` removes exactly what install
   added (a file install created and that holds nothing else is removed too);
-- a settings file that is not a JSON object (or TOML) is refused, untouched.
+- a settings file that is not a JSON object (or TOML) is refused, untouched; so is JSON
+  that only Python reads (``NaN``, ``Infinity``, a number too large for a double, which
+  would be written back as ``Infinity``);
+- a file is edited as its owner left it: its mode and owner are kept (``~/.claude.json``
+  may hold tokens and be 0600), a symlinked file is edited where it points (the dotfiles
+  repository's copy), its line endings (CRLF) and comments are kept, and a read-only file
+  (no write bit for its owner, 0444) is refused in one line, not overwritten;
+- all files or none: every file is checked before any is written, and when one cannot be
+  written after all, the ones already written are put back as they were.
 
 What each agent gets, and where, is in its module (:mod:`.claude_code`, :mod:`.codex`,
 :mod:`.gemini`, :mod:`.cursor`, :mod:`.opencode`, :mod:`.copilot`) and in ``docs/agents.md``.
@@ -24,10 +32,14 @@ another HOME works unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+import math
+import os
 import re
 import shlex
+import stat
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..context.export import block, splice, unsplice
-from ..errors import InvalidInput
+from ..errors import InvalidInput, VaultError
 from ..fsio import write_atomic
 from . import claude_code, codex, copilot, cursor, gemini, opencode
 
@@ -111,18 +123,75 @@ def plan(target: Target, *, uninstall: bool = False) -> list[FileChange]:
 
 
 def apply(changes: list[FileChange]) -> list[FileChange]:
-    """Write the changed files (creating folders; removing those that end up removed); the ones written."""
-    done = []
-    for change in changes:
-        if not change.changed:
-            continue
-        if change.after is None:
-            change.path.unlink(missing_ok=True)
-        else:
-            change.path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(change.path, change.after)
-        done.append(change)
+    """Write the changed files, all or none (see the module); the ones written.
+
+    Raises:
+        InvalidInput: a file that cannot be written (read-only, its folder not writable, an I/O
+            error); the files written before it are put back as they were.
+    """
+    todo = [change for change in changes if change.changed]
+    for change in todo:
+        _check_writable(change)
+    done: list[FileChange] = []
+    try:
+        for change in todo:
+            _write(change.path, change.after)
+            done.append(change)
+    except (OSError, VaultError) as exc:
+        for change in reversed(done):
+            with contextlib.suppress(OSError, VaultError):
+                _write(change.path, change.before)
+        detail = exc.one_line() if isinstance(exc, VaultError) else (exc.strerror or str(exc))
+        raise InvalidInput(f"cannot write the file ({detail}); nothing was changed",
+                           path=str(change.path)) from None
     return done
+
+
+def _real(path: Path) -> Path:
+    """Where ``path`` is written: the file a symlink points to (the link is kept), else ``path``."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _check_writable(change: FileChange) -> None:
+    real = _real(change.path)
+    try:
+        info = real.stat()
+    except FileNotFoundError:
+        folder = next((p for p in (real.parent, *real.parent.parents) if p.exists()), None)
+        if folder is not None and not os.access(folder, os.W_OK):
+            raise InvalidInput(f"cannot create the file: {folder} is not writable; nothing was changed",
+                               path=str(change.path)) from None
+        return
+    except OSError as exc:
+        raise InvalidInput(f"cannot read file: {exc.strerror}; nothing was changed", path=str(change.path)) from None
+    if not info.st_mode & stat.S_IWUSR or not os.access(real, os.W_OK):
+        raise InvalidInput(f"the file is read-only (mode {stat.S_IMODE(info.st_mode):04o}); nothing was changed "
+                           "(make it writable to install)", path=str(change.path))
+    if not os.access(real.parent, os.W_OK):
+        raise InvalidInput(f"its folder {real.parent} is not writable; nothing was changed", path=str(change.path))
+
+
+def _write(path: Path, text: str | None) -> None:
+    """``path`` made to hold ``text`` (None: removed), its mode, owner and symlink kept."""
+    real = _real(path)
+    if text is None:
+        if path.is_symlink():  # the link stays: what it points to is emptied rather than left dangling
+            text = "{}\n" if path.suffix == ".json" else ""
+        else:
+            path.unlink(missing_ok=True)
+            return
+    try:
+        info: os.stat_result | None = real.stat()
+    except FileNotFoundError:
+        info = None
+    real.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o644
+    write_atomic(real, text.encode("utf-8"), mode=mode)
+    if info is not None:
+        os.chmod(real, mode)  # exactly as it was, whatever the umask
+        if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            with contextlib.suppress(OSError):  # only root may give a file away; the mode is kept either way
+                os.chown(real, info.st_uid, info.st_gid)
 
 
 # ---------------------------------------------------------------- Claude Code
@@ -177,8 +246,9 @@ def _with_rules(data: dict[str, Any], rules: list[str], uninstall: bool) -> dict
 
 
 def _read(path: Path) -> str | None:
+    """The file's text as it is (CRLF kept: what is written back keeps the file's line endings)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
@@ -191,10 +261,7 @@ def _json_change(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]],
     before = _read(path)
     data: Any = {}
     if before is not None and before.strip():
-        try:
-            data = json.loads(before)
-        except ValueError as exc:
-            raise InvalidInput(f"not valid JSON ({exc}); not touched", path=str(path)) from None
+        data = _loads_json(before, path)
         if not isinstance(data, dict):
             raise InvalidInput("not a JSON object; not touched", path=str(path))
     updated = change(json.loads(json.dumps(data)))
@@ -202,7 +269,40 @@ def _json_change(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]],
         return FileChange(path, before, before, what)
     # A file left holding nothing held only what install added: it goes.
     after = json.dumps(updated, indent=2, ensure_ascii=False) + "\n" if updated else None
-    return FileChange(path, before, after, what)
+    return FileChange(path, before, _endings_of(before, after), what)
+
+
+def _loads_json(text: str, path: Path) -> Any:
+    """``text`` parsed as JSON proper: NaN, Infinity and numbers past a double are refused (Python's
+    parser takes them, and they would be written back as ``NaN`` or ``Infinity``, which is not JSON)."""
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON number")
+
+    def number(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            raise ValueError(f"{literal} is too large for a JSON number")
+        return value
+
+    try:
+        return json.loads(text, parse_constant=constant, parse_float=number)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidInput(f"not valid JSON ({exc}); not touched", path=str(path)) from None
+
+
+def _lf_edit(text: str, edit: Callable[[str], str]) -> str:
+    """``edit`` made to a file written with CRLF as to one written with LF, then written back with CRLF."""
+    if "\r\n" not in text or text.count("\r\n") != text.count("\n"):
+        return edit(text)
+    return edit(text.replace("\r\n", "\n")).replace("\n", "\r\n")
+
+
+def _endings_of(before: str | None, after: str | None) -> str | None:
+    """``after`` with the line endings of ``before``: a file written with CRLF keeps CRLF (one that
+    mixes both is left as the edit made it: its own lines keep theirs, as read)."""
+    if before is None or after is None or "\r\n" not in before or before.count("\r\n") != before.count("\n"):
+        return after
+    return after.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def _is_ours(hook: Any, agent: str) -> bool:
@@ -304,26 +404,51 @@ def _codex(target: Target, uninstall: bool) -> list[FileChange]:
 
 
 def _codex_server(config: Path, target: Target, uninstall: bool) -> FileChange:
+    """memvault's ``[mcp_servers.memvault]`` table in Codex's config.toml, added, replaced or removed.
+
+    The file is read with ``tomllib`` and edited as text (comments and the rest kept).  Only a
+    table of memvault's own, written as a ``[mcp_servers.memvault]`` table, is edited: an entry of
+    that name that runs something else is refused, as for the other agents, and one written as an
+    inline table or as dotted keys is refused unless it is already what install would write.
+    """
     before = _read(config)
-    if before is not None:
-        try:
-            tomllib.loads(before)
-        except tomllib.TOMLDecodeError as exc:
-            raise InvalidInput(f"not valid TOML ({exc}); not touched", path=str(config)) from None
     text = before or ""
+    where = str(config)
+    try:
+        servers = tomllib.loads(text).get("mcp_servers", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"not valid TOML ({exc}); not touched", path=where) from None
+    if not isinstance(servers, dict):
+        raise InvalidInput("'mcp_servers' is not a table; not touched", path=where)
+    entry = servers.get(SERVER_NAME)
+    if entry is not None and not _server_is_ours(entry):
+        raise InvalidInput(f"an MCP server named '{SERVER_NAME}' that does not run memvault is configured; "
+                           "not touched (rename or remove it first)", path=where)
+    as_table = codex.has_table(text, SERVER_NAME)
+    odd = (f"memvault's MCP server is written as an inline table or dotted keys; not touched (write it as an "
+           f"[mcp_servers.{SERVER_NAME}] table, or remove it)")
     if uninstall:
-        after: str | None = codex.without_server(text, SERVER_NAME) if text else before
+        if entry is None:
+            return FileChange(config, before, before, f"MCP server '{SERVER_NAME}'")
+        if not as_table:
+            raise InvalidInput(odd, path=where)
+        after: str | None = codex.without_server(text, SERVER_NAME)
         if after is not None and not after.strip():
             after = None
-        if after is not None and text and after.rstrip("\n") == text.rstrip("\n"):
-            after = before
     else:
         command = target.memvault()
+        table = codex.with_server("", SERVER_NAME, command[0], [*command[1:], "mcp"])
+        if entry == tomllib.loads(table)["mcp_servers"][SERVER_NAME]:
+            return FileChange(config, before, before, f"MCP server '{SERVER_NAME}'")  # already as it should be
+        if entry is not None and not as_table:
+            raise InvalidInput(odd, path=where)
         after = codex.with_server(text, SERVER_NAME, command[0], [*command[1:], "mcp"])
-        if before is not None and tomllib.loads(before).get("mcp_servers", {}).get(SERVER_NAME) == \
-                tomllib.loads(after).get("mcp_servers", {}).get(SERVER_NAME):
-            after = before  # already there as it should be
-    return FileChange(config, before, after, f"MCP server '{SERVER_NAME}'")
+        try:
+            tomllib.loads(after)
+        except tomllib.TOMLDecodeError:  # mcp_servers = { ... } inline: no table can be added to it
+            raise InvalidInput(f"cannot add an [mcp_servers.{SERVER_NAME}] table to this file ('mcp_servers' is "
+                               "an inline table?); not touched", path=where) from None
+    return FileChange(config, before, _endings_of(before, after), f"MCP server '{SERVER_NAME}'")
 
 
 def _agents_md(target: Target, uninstall: bool) -> FileChange:
@@ -331,12 +456,13 @@ def _agents_md(target: Target, uninstall: bool) -> FileChange:
     agents_file = target.project / "AGENTS.md"
     agents_before = _read(agents_file)
     if uninstall:
-        agents_after = unsplice(agents_before, str(agents_file)) if agents_before is not None else None
+        agents_after = _lf_edit(agents_before, lambda text: unsplice(text, str(agents_file))) \
+            if agents_before is not None else None
         if agents_after is not None and not agents_after.strip():
             agents_after = None
     else:
         body = target.agents_md() if target.agents_md is not None else ""
-        agents_after = splice(agents_before or "", block(body), str(agents_file))
+        agents_after = _lf_edit(agents_before or "", lambda text: splice(text, block(body), str(agents_file)))
     return FileChange(agents_file, agents_before, agents_after, "the context manifest in AGENTS.md")
 
 

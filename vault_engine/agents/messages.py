@@ -26,16 +26,20 @@ sessions, it is captured (:mod:`.capture`, :mod:`.captured`).
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterator
+import stat
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..format.redact import redact
 
 TOOL_INPUT_CHARS = 160  # a condensed tool call shows at most this much of its input
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a transcript larger than this is refused, not read
+TRANSCRIPT_SECONDS = 60  # a transcript not read within this is refused (a stalled network folder)
 SERVER = "memvault"  # the name memvault's MCP server is installed under (see :mod:`.install`)
 
 # How agents name an MCP server's tool to the model: Claude Code ``mcp__SERVER__TOOL``, Codex the same
@@ -82,18 +86,66 @@ class Transcript:
     skipped: int = 0  # lines that could not be read (a torn last line, foreign JSON)
 
 
-def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading when it is a regular file (symlinks followed), else an error.
+
+    The open does not block (``O_NONBLOCK``): a FIFO or a device given as a transcript path is
+    refused after ``fstat`` of what was opened, not read, so a FIFO with no writer cannot hang the
+    reader and ``/dev/zero`` (whose ``st_size`` is 0) cannot fill the memory.
+
+    Raises:
+        OSError: the file cannot be opened.  ValueError: it is not a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+            raise ValueError(f"transcript is {kind}, not a regular file; not read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path, limit: int = MAX_TRANSCRIPT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (read: at most ``limit + 1``,
+    whatever ``st_size`` says); raises ValueError past the limit or when ``path`` is not regular."""
+    with open_regular(path) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"transcript is larger than {limit:,} bytes; not read")
+    return data
+
+
+def jsonl_records(path: Path, *, clock: Callable[[], float] = time.monotonic
+                  ) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """(line number, object) of each non-blank line of ``path``; None for a line that is not a JSON object.
+
+    Only a regular file is read (:func:`open_regular`), and at most :data:`MAX_TRANSCRIPT_BYTES` of it
+    counted as read (never trusting ``st_size``), for at most :data:`TRANSCRIPT_SECONDS` (a file on a
+    stalled network folder, a file that grows without end).
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: the file is larger than :data:`MAX_TRANSCRIPT_BYTES`.
+        ValueError: not a regular file, larger than :data:`MAX_TRANSCRIPT_BYTES`, or too slow to read.
     """
-    size = path.stat().st_size
-    if size > MAX_TRANSCRIPT_BYTES:
-        raise ValueError(f"transcript is {size} bytes, more than the {MAX_TRANSCRIPT_BYTES} read")
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+    deadline = clock() + TRANSCRIPT_SECONDS
+    left = MAX_TRANSCRIPT_BYTES
+    with open_regular(path) as handle:
+        number = 0
+        while True:
+            raw = handle.readline(left + 1)
+            if not raw:
+                return
+            number += 1
+            left -= len(raw)
+            if left < 0:
+                raise ValueError(f"transcript is larger than {MAX_TRANSCRIPT_BYTES:,} bytes; not read")
+            if clock() > deadline:
+                raise ValueError(f"transcript took more than {TRANSCRIPT_SECONDS} seconds to read; not read")
             if not raw.strip():
                 continue
             try:

@@ -43,6 +43,7 @@ from ..index.catalog import CatalogRow
 from ..journal import Event
 from ..retrieval.selectors import path_matches
 from ..sharing import senders
+from .quoting import PREAMBLE, inline, quoted
 
 if TYPE_CHECKING:
     from ..vault import Vault
@@ -212,23 +213,28 @@ HEADER = "<memory-context>\n"
 FOOTER = "</memory-context>\n"
 
 
+def _why(reasons: Sequence[str]) -> str:
+    return inline("; ".join(reasons))
+
+
 def _resident_block(item: ResidentItem) -> str:
-    return f"### {item.title} ({item.id})\n{item.text.strip()}\n_why: {'; '.join(item.why)}_\n\n"
+    return f"### {inline(item.title)} ({item.id})\n{quoted(item.text)}_why: {_why(item.why)}_\n\n"
 
 
 def _manifest_line(item: ManifestItem, size: int) -> str:
     abstract = clip(item.source, size) if size > 0 and item.source else ""
     item.abstract = abstract
-    text = f"- `{item.id}` **{item.title}**"
+    text = f"- `{item.id}` **{inline(item.title)}**"
     if abstract:
-        text += f": {abstract}"
-    return text + f" _(why: {'; '.join(item.why)})_\n"
+        text += f": {inline(abstract)}"
+    return text + f" _(why: {_why(item.why)})_\n"
 
 
 def render_markdown(manifest: Manifest, sizes: Sequence[int], usage: bool) -> str:
-    parts = [HEADER, f"Task: {clip(manifest.task, 200)}\n"]
+    """The block an agent reads: memvault's own markup around memory text quoted as data (:mod:`.quoting`)."""
+    parts = [HEADER, PREAMBLE, f"Task: {inline(clip(manifest.task, 200))}\n"]
     if manifest.project:
-        parts.append(f"Project: {manifest.project}\n")
+        parts.append(f"Project: {inline(manifest.project)}\n")
     parts.append("\n")
     if manifest.resident:
         parts.append("## Always apply\n\n")

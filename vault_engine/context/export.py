@@ -19,7 +19,10 @@ END = "<!-- memvault:end -->"
 
 
 def block(body: str) -> str:
-    return f"{BEGIN}\n{body.rstrip()}\n{END}"
+    """The marked block around ``body``.  The manifest's memory text is escaped already
+    (:mod:`.quoting`); a comment opener left in ``body`` is escaped here too, so nothing in it
+    can end the block early or start another."""
+    return f"{BEGIN}\n{body.rstrip().replace('<!--', '&lt;!--')}\n{END}"
 
 
 def splice(text: str, new_block: str, where: str) -> str:

@@ -13,6 +13,9 @@ A secret is recognised by one of three kinds of evidence, in this order:
    in prose (``the password is ...``), unless the value is a reference (``${DB_PASSWORD}``,
    ``os.environ[...]``, ``self.password``), a placeholder, a path or a URL without credentials,
    or the name says it is about the secret rather than the secret (``token_url``, ``max_tokens``).
+   After a password's name any value counts, letters only too (``password: yDIfIZwXeozL``; in
+   prose, any but a plain lowercase word); after another secret's name only a value that looks
+   generated (:func:`_generated`: ``the token is walrus-c1-111`` is a name with numbers).
 
 Hashes, UUIDs, commit ids, base64 data, ids and paths have no such evidence and are left
 alone: ``scripts/eval_secrets.py`` measures every kind and look-alike (docs/reliability.md).
@@ -139,8 +142,9 @@ _OPTION = _Regex(r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{1,60})(?:=|[ \t]+)"
                  r"(?=(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s'\"`-][^\s'\"`]*))")
 # Prose and netrc: "the password is VALUE", "login deploy password VALUE".
 _PROSE = _Regex(
-    r"(?i)\b(?:(?:password|passphrase|passcode|passwd|pwd)(?:\s+(?:is|was|of|to|as|=|:))?"
-    r"|(?:token|secret|api key|access key)\s+(?:is|was|=|:))"
+    r"(?i)\b(?:(?P<password>password|passphrase|passcode|passwd|pwd)(?:\s+(?:is|was|of|to|as|=|:))?"
+    r"|(?:token|secret|(?:api|access|secret|secret access|private|signing|encryption|master)\s+key)"
+    r"\s+(?:is|was|=|:))"
     r"\s+[\"'`]?(?P<value>[^\s\"'`]{8,})")
 
 _SECRET_WORDS = frozenset({
@@ -173,7 +177,7 @@ _REFERENCE = _Regex(
     r"|^[A-Za-z_$#][A-Za-z_$#]*(?:[?!]?\.[A-Za-z_$#][A-Za-z_$#]*)+$"  # self.password, settings.API_KEY, a?.b
     r"|^0x[0-9a-fA-F]+$|^[(\[{]"  # a constant or an expression in code
     r"|^[A-Za-z_$][\w.$?!#]*\s*[(\[]"  # get_password(), request.form["password"]
-    r"|^[A-Z][A-Z_]*$"  # YOUR_CLIENT_SECRET, DB_PASSWORD: a placeholder or a variable's name
+    r"|(?-i:^[A-Z][A-Z_]*$)"  # YOUR_CLIENT_SECRET, DB_PASSWORD: a placeholder or a variable's name (not yDIfIZwX)
     r"|^[*xX•#.-]+$"  # ******** or xxxxxxxx: masked already
     r"|^(?:null|none|nil|true|false|yes|no|undefined|required|optional|empty|redacted)$", re.I)
 _TYPES = frozenset({"string", "secretstr", "optional", "unicode", "varchar", "bytestring", "nullable"})
@@ -236,7 +240,24 @@ def _secret_value(value: str, *, short: bool = False, quoted: bool = False) -> b
     # A password may be any text; another secret is generated: letters and digits both, from a
     # token's alphabet, not words (previousToken2, type2.declaration.readonlyToken).
     return short or (_random_looking(value) and (quoted or bool(_GENERATED.compiled.fullmatch(value)))
-                     and not _wordish(value))
+                     and not _wordish(value) and _generated(value))
+
+
+_MIXED_RUN = _Regex(r"[A-Za-z0-9]{6,}")
+
+
+def _generated(value: str) -> bool:
+    """Whether a value of letters and digits reads as generated rather than as a name with a number:
+    20 characters or more, or one run of at least 6 letters and digits that mixes letters with
+    digits or lower with upper case (``x7Kq9pLm2v``; not ``walrus-c1-111``, ``build-2024-rc1``)."""
+    if len(value) >= 20:
+        return True
+    for run in _MIXED_RUN.compiled.findall(value):
+        letters = [c for c in run if c.isalpha()]
+        if letters and (len(letters) < len(run) or (any(c.isupper() for c in run[1:])
+                                                     and any(c.islower() for c in run))):
+            return True
+    return False
 
 
 def _wordish(value: str) -> bool:
@@ -353,7 +374,10 @@ def redact_counted(text: str) -> tuple[str, int]:
 
     def prose(match: re.Match[str]) -> tuple[int, int] | None:
         value, start, end = _unquote(match.group("value"))
-        if not _random_looking(value) or not _secret_value(value):
+        if match.group("password"):  # any value but a plain word: "the password is yDIfIZwXeozL"
+            if (value.isalpha() and value.islower()) or not _secret_value(value, short=True):
+                return None
+        elif not _random_looking(value) or not _secret_value(value):
             return None
         return match.start("value") + start, match.start("value") + end
 

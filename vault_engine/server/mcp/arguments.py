@@ -1,8 +1,12 @@
 """A tool call's arguments checked against the tool's input schema, in the words an agent reads.
 
 This is the MCP boundary's own check, over the subset of JSON Schema the tools
-use; it mends what a model often gets slightly wrong ("5" for 5, one string
-for a list of one). The request's ``parse`` then builds the service's request.
+use; it mends what a model often gets slightly wrong and can mean only one
+way ("5" for 5, "true" for true). One string where a list is asked for is
+refused, as over HTTP: ``"types": "fact"`` could be a list of one, or a
+comma-separated list, or a slip for another field, and a guess stored
+under the wrong tags is worse than a one-line error the model corrects.
+The request's ``parse`` then builds the service's request.
 """
 
 from __future__ import annotations
@@ -49,8 +53,6 @@ def _check(name: str, value: Any, schema: Mapping[str, Any], item_name: str | No
         if not isinstance(value, bool):
             raise InvalidInput(f"{name} must be true or false, got {_describe(value)}")
     elif kind == "array":
-        if isinstance(value, str):
-            value = [value]
         if not isinstance(value, list):
             raise InvalidInput(f"{name} must be a list, got {_describe(value)}")
         if len(value) > schema.get("maxItems", len(value)):
