@@ -32,14 +32,9 @@ another HOME works unchanged.
 
 from __future__ import annotations
 
-import contextlib
-import difflib
 import json
-import math
-import os
 import re
 import shlex
-import stat
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,41 +42,16 @@ from pathlib import Path
 from typing import Any
 
 from ..context.export import block, splice, unsplice
-from ..errors import InvalidInput, VaultError
-from ..fsio import write_atomic
+from ..errors import InvalidInput
 from . import claude_code, codex, copilot, cursor, gemini, opencode
+from .settings_files import FileChange as FileChange
+from .settings_files import apply as apply
+from .settings_files import endings_of, lf_edit, loads_json, read_text
 
 SERVER_NAME = "memvault"
 PORTABLE_COMMAND = ("memvault",)  # the project scope's command: found on PATH wherever the project is checked out
 SCOPES = ("user", "project")
 _OURS = re.compile(r"(?:memvault|vault_engine)\S*\s.*\bhook\s+(?P<agent>[a-z-]+)\s+(?P<event>[A-Za-z]+)\b")
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """One settings file: its text now (None: absent) and after the change (None: removed)."""
-
-    path: Path
-    before: str | None
-    after: str | None
-    what: str  # one line: what the change is
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-    def diff(self) -> str:
-        """A unified diff of the change."""
-        lines = difflib.unified_diff((self.before or "").splitlines(keepends=True),
-                                     (self.after or "").splitlines(keepends=True),
-                                     fromfile=str(self.path) if self.before is not None else "/dev/null",
-                                     tofile=str(self.path) if self.after is not None else "/dev/null")
-        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": str(self.path), "changed": self.changed, "what": self.what,
-                "action": ("unchanged" if not self.changed else "create" if self.before is None
-                           else "remove" if self.after is None else "update")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,78 +90,6 @@ def plan(target: Target, *, uninstall: bool = False) -> list[FileChange]:
     if target.allow_tools and target.agent != claude_code.AGENT:
         raise InvalidInput(f"--allow-tools is for {claude_code.AGENT}: {target.agent} has no per-tool rule to write")
     return planner(target, uninstall)
-
-
-def apply(changes: list[FileChange]) -> list[FileChange]:
-    """Write the changed files, all or none (see the module); the ones written.
-
-    Raises:
-        InvalidInput: a file that cannot be written (read-only, its folder not writable, an I/O
-            error); the files written before it are put back as they were.
-    """
-    todo = [change for change in changes if change.changed]
-    for change in todo:
-        _check_writable(change)
-    done: list[FileChange] = []
-    try:
-        for change in todo:
-            _write(change.path, change.after)
-            done.append(change)
-    except (OSError, VaultError) as exc:
-        for change in reversed(done):
-            with contextlib.suppress(OSError, VaultError):
-                _write(change.path, change.before)
-        detail = exc.one_line() if isinstance(exc, VaultError) else (exc.strerror or str(exc))
-        raise InvalidInput(f"cannot write the file ({detail}); nothing was changed",
-                           path=str(change.path)) from None
-    return done
-
-
-def _real(path: Path) -> Path:
-    """Where ``path`` is written: the file a symlink points to (the link is kept), else ``path``."""
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
-
-
-def _check_writable(change: FileChange) -> None:
-    real = _real(change.path)
-    try:
-        info = real.stat()
-    except FileNotFoundError:
-        folder = next((p for p in (real.parent, *real.parent.parents) if p.exists()), None)
-        if folder is not None and not os.access(folder, os.W_OK):
-            raise InvalidInput(f"cannot create the file: {folder} is not writable; nothing was changed",
-                               path=str(change.path)) from None
-        return
-    except OSError as exc:
-        raise InvalidInput(f"cannot read file: {exc.strerror}; nothing was changed", path=str(change.path)) from None
-    if not info.st_mode & stat.S_IWUSR or not os.access(real, os.W_OK):
-        raise InvalidInput(f"the file is read-only (mode {stat.S_IMODE(info.st_mode):04o}); nothing was changed "
-                           "(make it writable to install)", path=str(change.path))
-    if not os.access(real.parent, os.W_OK):
-        raise InvalidInput(f"its folder {real.parent} is not writable; nothing was changed", path=str(change.path))
-
-
-def _write(path: Path, text: str | None) -> None:
-    """``path`` made to hold ``text`` (None: removed), its mode, owner and symlink kept."""
-    real = _real(path)
-    if text is None:
-        if path.is_symlink():  # the link stays: what it points to is emptied rather than left dangling
-            text = "{}\n" if path.suffix == ".json" else ""
-        else:
-            path.unlink(missing_ok=True)
-            return
-    try:
-        info: os.stat_result | None = real.stat()
-    except FileNotFoundError:
-        info = None
-    real.parent.mkdir(parents=True, exist_ok=True)
-    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o644
-    write_atomic(real, text.encode("utf-8"), mode=mode)
-    if info is not None:
-        os.chmod(real, mode)  # exactly as it was, whatever the umask
-        if (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
-            with contextlib.suppress(OSError):  # only root may give a file away; the mode is kept either way
-                os.chown(real, info.st_uid, info.st_gid)
 
 
 # ---------------------------------------------------------------- Claude Code
@@ -245,23 +143,11 @@ def _with_rules(data: dict[str, Any], rules: list[str], uninstall: bool) -> dict
     return data
 
 
-def _read(path: Path) -> str | None:
-    """The file's text as it is (CRLF kept: what is written back keeps the file's line endings)."""
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        raise InvalidInput("file is not valid UTF-8; not touched", path=str(path)) from None
-    except OSError as exc:
-        raise InvalidInput(f"cannot read file: {exc.strerror}", path=str(path)) from None
-
-
 def _json_change(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]], what: str) -> FileChange:
-    before = _read(path)
+    before = read_text(path)
     data: Any = {}
     if before is not None and before.strip():
-        data = _loads_json(before, path)
+        data = loads_json(before, path)
         if not isinstance(data, dict):
             raise InvalidInput("not a JSON object; not touched", path=str(path))
     updated = change(json.loads(json.dumps(data)))
@@ -269,40 +155,7 @@ def _json_change(path: Path, change: Callable[[dict[str, Any]], dict[str, Any]],
         return FileChange(path, before, before, what)
     # A file left holding nothing held only what install added: it goes.
     after = json.dumps(updated, indent=2, ensure_ascii=False) + "\n" if updated else None
-    return FileChange(path, before, _endings_of(before, after), what)
-
-
-def _loads_json(text: str, path: Path) -> Any:
-    """``text`` parsed as JSON proper: NaN, Infinity and numbers past a double are refused (Python's
-    parser takes them, and they would be written back as ``NaN`` or ``Infinity``, which is not JSON)."""
-    def constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a JSON number")
-
-    def number(literal: str) -> float:
-        value = float(literal)
-        if not math.isfinite(value):
-            raise ValueError(f"{literal} is too large for a JSON number")
-        return value
-
-    try:
-        return json.loads(text, parse_constant=constant, parse_float=number)
-    except (ValueError, RecursionError) as exc:
-        raise InvalidInput(f"not valid JSON ({exc}); not touched", path=str(path)) from None
-
-
-def _lf_edit(text: str, edit: Callable[[str], str]) -> str:
-    """``edit`` made to a file written with CRLF as to one written with LF, then written back with CRLF."""
-    if "\r\n" not in text or text.count("\r\n") != text.count("\n"):
-        return edit(text)
-    return edit(text.replace("\r\n", "\n")).replace("\n", "\r\n")
-
-
-def _endings_of(before: str | None, after: str | None) -> str | None:
-    """``after`` with the line endings of ``before``: a file written with CRLF keeps CRLF (one that
-    mixes both is left as the edit made it: its own lines keep theirs, as read)."""
-    if before is None or after is None or "\r\n" not in before or before.count("\r\n") != before.count("\n"):
-        return after
-    return after.replace("\r\n", "\n").replace("\n", "\r\n")
+    return FileChange(path, before, endings_of(before, after), what)
 
 
 def _is_ours(hook: Any, agent: str) -> bool:
@@ -411,7 +264,7 @@ def _codex_server(config: Path, target: Target, uninstall: bool) -> FileChange:
     that name that runs something else is refused, as for the other agents, and one written as an
     inline table or as dotted keys is refused unless it is already what install would write.
     """
-    before = _read(config)
+    before = read_text(config)
     text = before or ""
     where = str(config)
     try:
@@ -448,21 +301,21 @@ def _codex_server(config: Path, target: Target, uninstall: bool) -> FileChange:
         except tomllib.TOMLDecodeError:  # mcp_servers = { ... } inline: no table can be added to it
             raise InvalidInput(f"cannot add an [mcp_servers.{SERVER_NAME}] table to this file ('mcp_servers' is "
                                "an inline table?); not touched", path=where) from None
-    return FileChange(config, before, _endings_of(before, after), f"MCP server '{SERVER_NAME}'")
+    return FileChange(config, before, endings_of(before, after), f"MCP server '{SERVER_NAME}'")
 
 
 def _agents_md(target: Target, uninstall: bool) -> FileChange:
     """The context manifest as the ``memvault export agents-md`` block of the project's AGENTS.md."""
     agents_file = target.project / "AGENTS.md"
-    agents_before = _read(agents_file)
+    agents_before = read_text(agents_file)
     if uninstall:
-        agents_after = _lf_edit(agents_before, lambda text: unsplice(text, str(agents_file))) \
+        agents_after = lf_edit(agents_before, lambda text: unsplice(text, str(agents_file))) \
             if agents_before is not None else None
         if agents_after is not None and not agents_after.strip():
             agents_after = None
     else:
         body = target.agents_md() if target.agents_md is not None else ""
-        agents_after = _lf_edit(agents_before or "", lambda text: splice(text, block(body), str(agents_file)))
+        agents_after = lf_edit(agents_before or "", lambda text: splice(text, block(body), str(agents_file)))
     return FileChange(agents_file, agents_before, agents_after, "the context manifest in AGENTS.md")
 
 
@@ -501,7 +354,7 @@ def _cursor(target: Target, uninstall: bool) -> list[FileChange]:
 
 def _opencode(target: Target, uninstall: bool) -> list[FileChange]:
     path = opencode.plugin_path(target.scope, target.home, target.project)
-    before = _read(path)
+    before = read_text(path)
     if before is not None and not before.startswith(opencode.MARKER):
         raise InvalidInput("a plugin file of this name that memvault did not write; not touched", path=str(path))
     plugin = FileChange(path, before, None if uninstall else opencode.plugin(list(target.memvault())),
