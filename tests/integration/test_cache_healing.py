@@ -288,3 +288,22 @@ def test_the_cli_says_the_cache_is_not_used_once_per_command(
         assert done.exit_code == 0, done.stderr
         said = [line for line in done.stderr.splitlines() if "embedding cache" in line]
         assert len(said) == 1 and said[0].startswith("notice: the embedding cache at "), (args, done.stderr)
+
+
+def test_a_hook_prints_nothing_of_it(tmp_path: Path,
+                                                 memvault_proc: Callable[..., subprocess.CompletedProcess[str]]
+                                                 ) -> None:
+    import json
+
+    vault = tmp_path / "vault"
+    assert memvault_proc("init", str(vault)).returncode == 0
+    assert memvault_proc("--vault", str(vault), "add", MEMORIES[0]).returncode == 0
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder should be")
+    ask = {"session_id": "s1", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+           "prompt": "which port does the staging postgres listen on?"}
+    done = memvault_proc("--vault", str(vault), "hook", "claude-code", "UserPromptSubmit", input=json.dumps(ask),
+                         env={"MEMVAULT_CACHE_DIR": str(blocked / "memvault")}, timeout=180)
+    assert done.returncode == 0 and done.stderr == ""
+    assert "5433" in done.stdout  # the memory was delivered: the graph was derived into the vault
+    assert model_graph.graphs_in(vault / ".memvault" / "models")
