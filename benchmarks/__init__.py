@@ -6,7 +6,9 @@
 - ``choose_floors``: the relevance floors chosen on the floor benchmarks' kept answers together,
   checked leave-one-out;
 - ``floors``: the floor arithmetic they share (and ``scripts/eval_floor.py``, LoCoMo's);
-- ``cjk_probe``: Chinese and Japanese searches, found and answered.
+- ``cjk_probe``: Chinese and Japanese searches, found and answered;
+- ``cache_check``: what checking the caches costs (every vector the embedding cache reads, the
+  int8 graph's digest).
 
 The older benchmarks and the stress tools still live in ``scripts/`` beside the harness they share
 (``bench_sync.py``, ``synthetic.py``).

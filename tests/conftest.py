@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from vault_engine.cli import cli
+from vault_engine.index import notices
 from vault_engine.store import create_vault
 from vault_engine.vault import NewMemory, Vault
 
@@ -43,6 +44,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
     # Subprocesses (python -m vault_engine) then no longer find this checkout through the working folder.
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    notices.forget_all()  # each test is a process of its own for the caches' once-per-process notices
     yield home
 
 

@@ -52,8 +52,9 @@ def test_the_graph_is_derived_to_the_same_bytes_every_time(graphs: Path, tmp_pat
     assert again == tmp_path / first.name
     assert again.read_bytes() == first.read_bytes()
     assert first.name.startswith(f"all-MiniLM-L6-v2-{model_graph.RECIPE}-")
-    # No temporary file left behind; the model's digest is kept beside the graph.
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, model_graph.DIGESTS])
+    # No temporary file left behind; the model's digest is kept beside the graph, and the graph's own.
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, first.name + model_graph.CHECKS,
+                                                                 model_graph.DIGESTS])
 
 
 def test_the_model_is_read_for_its_digest_once_then_again_only_when_it_changes(tmp_path: Path) -> None:
@@ -151,4 +152,5 @@ def test_a_deleted_cache_folder_derives_the_graph_again(tmp_path: Path) -> None:
         graph.unlink()  # `rm -rf ~/.cache/memvault`: the vault's link to the graph now dangles
     again = FastEmbedder(EmbeddingSettings(), models, shared)
     assert np.allclose(again.embed(TEXTS[:1]), before, atol=1e-6)
-    assert sorted(p.name for p in shared.iterdir()) == sorted([model_graph.graph_name(SOURCE), model_graph.DIGESTS])
+    name = model_graph.graph_name(SOURCE)
+    assert sorted(p.name for p in shared.iterdir()) == sorted([name, name + model_graph.CHECKS, model_graph.DIGESTS])

@@ -6,7 +6,9 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from vault_engine.index import notices
 from vault_engine.index.embedding_cache import FILE, ROW_OVERHEAD, EmbeddingCache, key_of, model_text
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.filling import embed_distinct, fill
@@ -134,3 +136,91 @@ def test_fill_stops_between_groups_and_keeps_the_rest_queued(tmp_path: Path) -> 
     store.close()
     with sqlite3.connect(tmp_path / "vectors.sqlite") as db:
         assert db.execute("SELECT COUNT(DISTINCT id) FROM vectors").fetchone()[0] == 2
+
+
+# ---------------------------------------------------------------- vectors that read back wrong
+
+
+def _damage(path: Path, how: str) -> None:
+    """Damage every row of the cache file at ``path`` in place, as a bad disk or a bug would."""
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT key, vec FROM vectors ORDER BY key").fetchall()
+    vectors = [np.frombuffer(vec, dtype=np.float32).copy() for _key, vec in rows]
+    if how == "zeroed":
+        vectors = [np.zeros_like(v) for v in vectors]
+    elif how == "nan":
+        for v in vectors:
+            v[3] = np.nan
+    elif how == "shuffled":  # the numbers of each vector in another order: still of unit length
+        vectors = [v[::-1].copy() for v in vectors]
+    elif how == "swapped":  # each row holds the next text's vector, checksum and all
+        sums = [s for (s,) in db.execute("SELECT sum FROM vectors ORDER BY key")]
+        with db:
+            for (key, _vec), vec, total in zip(rows, [*vectors[1:], vectors[0]], [*sums[1:], sums[0]], strict=True):
+                db.execute("UPDATE vectors SET vec = ?, sum = ? WHERE key = ?", (vec.tobytes(), total, key))
+        db.close()
+        return
+    elif how == "scaled":
+        vectors = [v * 3 for v in vectors]
+    with db:
+        for (key, _vec), vec in zip(rows, vectors, strict=True):
+            db.execute("UPDATE vectors SET vec = ? WHERE key = ?", (vec.tobytes(), key))
+    db.close()
+
+
+@pytest.mark.parametrize("how", ["zeroed", "nan", "shuffled", "swapped", "scaled"])
+def test_a_vector_that_reads_back_wrong_is_computed_again(tmp_path: Path, how: str) -> None:
+    model = HashEmbedder(dim=8)
+    texts = ["alpha beta", "gamma delta", "epsilon zeta"]
+    cache = EmbeddingCache(tmp_path, 10_000_000)
+    truth, _ = embed_distinct(model, cache, texts, 256)
+    cache.close()
+    _damage(tmp_path / FILE, how)
+    cache = EmbeddingCache(tmp_path, 10_000_000)
+    assert cache.get_many(model.name, 8, texts) == {}  # every row fails its check: a miss
+    assert cache.rejected == len(texts)
+    lines = notices.take()
+    assert len(lines) == 1 and "failed their check" in lines[0] and "\n" not in lines[0]
+    again, report = embed_distinct(model, cache, texts, 256)
+    assert report.embedded == len(texts) and report.cached == 0
+    assert all(np.array_equal(again[t], truth[t]) for t in texts)
+    # Rewritten sound: the next read finds them all, and says nothing more.
+    fresh = EmbeddingCache(tmp_path, 10_000_000)
+    found = fresh.get_many(model.name, 8, texts)
+    assert set(found) == set(texts) and fresh.rejected == 0
+    assert all(np.array_equal(found[t], truth[t]) for t in texts)
+    assert notices.take() == []
+
+
+def test_a_vector_no_embedder_would_give_is_not_kept(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path, 10_000_000)
+    cache.put_many("m", [("good", _vector(1)), ("long", _vector(2) * 2),
+                         ("nan", np.full(8, np.nan, dtype=np.float32))])
+    assert set(cache.get_many("m", 8, ["good", "long", "nan"])) == {"good"}
+    assert cache.rejected == 0  # never stored, so never rejected
+
+
+def test_a_cache_of_the_version_without_checksums_is_started_afresh(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / FILE)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('version', '1')")
+    db.execute("CREATE TABLE vectors (key BLOB PRIMARY KEY, model TEXT NOT NULL, vec BLOB NOT NULL,"
+               " used INTEGER NOT NULL) WITHOUT ROWID")
+    db.execute("INSERT INTO vectors VALUES (?, 'm', ?, 0)", (key_of("m", "alpha"), np.zeros(8, np.float32).tobytes()))
+    db.commit()
+    db.close()
+    cache = EmbeddingCache(tmp_path, 10_000_000)
+    assert cache.get_many("m", 8, ["alpha"]) == {}
+    cache.put_many("m", [("alpha", _vector(1))])
+    assert np.array_equal(cache.get_many("m", 8, ["alpha"])["alpha"], _vector(1))
+
+
+def test_a_cache_that_cannot_be_written_says_so_once(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("a file where the cache folder should be")
+    for _ in range(3):  # three syncs of one process
+        cache = EmbeddingCache(blocked / "cache", 10_000_000)
+        embed_distinct(HashEmbedder(dim=8), cache, ["one text"], 256)
+    lines = notices.take()
+    assert len(lines) == 1 and lines[0].startswith("notice: the embedding cache at ") and "not used" in lines[0]
+    assert notices.take() == []

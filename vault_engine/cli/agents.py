@@ -38,6 +38,20 @@ def hook(settings: Settings, agent: str, event: str) -> None:
 
     stdin, oversized = read_input(sys.stdin.buffer)
     echo_json(run(agent, event, stdin, settings.vault_path, oversized=oversized), nl=False)  # the agent's answer
+    _log_cache_notices(settings, f"{agent} {event}")
+
+
+def _log_cache_notices(settings: Settings, hook: str) -> None:
+    """A hook prints nothing but its answer: what the caches could not do goes to the hooks' log instead."""
+    from ..agents.hooks import find_vault, log
+    from ..index import notices
+
+    lines = notices.take()
+    if lines:
+        env = environment()
+        root = find_vault(settings.vault_path, env, Path.cwd())
+        for line in lines:
+            log(root, env, f"{hook}: {line}")
 
 
 @cli.command("drain-captures", hidden=True)

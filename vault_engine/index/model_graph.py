@@ -25,6 +25,16 @@ the recipe and a digest of the packaged model, so a new recipe or model derives 
 embedder's name holds the recipe, so vectors of one graph are never mixed with the other's.  The
 digest is kept beside the graph (:data:`DIGESTS`, by the model file's path, size and change time),
 so a process that loads the model does not read its 23 MB again to find the graph.
+
+A graph is a cache, so it must heal: a truncated, corrupt or replaced graph once took every search
+down for good.  The graph's own SHA-256 is recorded beside it when it is derived (:data:`CHECKS`)
+and compared before the graph is used; a graph that does not match, or has no record, is derived
+again, with a notice.  Hashing 69 MB costs about 0.13 s, so the record also keeps the file's
+identity (inode, size, change times) as last found intact, and the graph is hashed again only when
+that moved: anything that writes, truncates or replaces the file moves its change time.  A graph
+that cannot be written into the cache folder (a full disk, a read-only folder, a file where the
+folder should be) is derived into the next folder, the vault's own ``.memvault/models/``, with a
+notice (:mod:`.notices`).
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from typing import Any
 
 from ..errors import ModelUnavailable
 from ..fsio import write_atomic
+from . import notices
 
 RECIPE = "q8r1"  # int8 rows scaled to their largest magnitude, 7-bit weights per channel, FFN down in float
 FFN_DOWN = (1536, 384)  # the shape of all-MiniLM-L6-v2's feed-forward down-projection weights
@@ -48,6 +59,7 @@ ROW_ZERO = 128  # ... around this zero point (uint8)
 WEIGHT_STEPS = 63  # a weight column's largest magnitude is 63 steps of its scale (7 bits)
 EPSILON = 1e-12  # an all-zero row or column is divided by this, not by zero
 DIGESTS = "model-digests.json"  # the packaged model's digest by its path, size and change time
+CHECKS = ".sha256.json"  # beside each graph (its name + this): its digest when derived, its identity when last intact
 
 
 def graph_name(source: Path, folders: Sequence[Path] = ()) -> str:
@@ -102,25 +114,82 @@ def graphs_in(folder: Path) -> dict[str, int]:
 
 
 def fast_graph(source: Path, folders: Sequence[Path]) -> Path:
-    """The fast graph of the packaged model at ``source``: found in the first of ``folders`` that
-    holds it, else derived into the first one that can be written."""
+    """The fast graph of the packaged model at ``source``: found intact in the first of ``folders``
+    that holds it, else derived into the first one that can be written (a damaged graph is derived
+    again; a folder that cannot take it is passed over, with a notice)."""
     digest, remembered = _digest(source, folders)
     name = _name(digest)
     for folder in folders:
-        if (folder / name).is_file():
+        graph = folder / name
+        if not graph.is_file():
+            continue
+        if intact(graph):
             if not remembered:
                 _remember(source, folder, digest)
-            return folder / name
+            return graph
+        why = ("does not match the digest recorded when it was derived (truncated, corrupt or replaced)"
+               if _checks(graph).exists() else "has no digest recorded (an earlier release derived it)")
+        notices.note("graph-damaged", f"notice: the embedding model's int8 graph {graph} {why}; derived it again")
     problems = []
     for folder in folders:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             graph = _derive(source, folder / name)
-            _remember(source, folder, digest)
-            return graph
         except OSError as exc:
             problems.append(f"{folder}: {exc.strerror or exc}")
+            continue
+        _remember(source, folder, digest)
+        if problems:
+            notices.note("graph-elsewhere", f"notice: the embedding model's int8 graph cannot be written to "
+                                            f"{problems[0]}; derived it into {folder} instead")
+        return graph
     raise ModelUnavailable(f"the embedding model's int8 graph cannot be written ({'; '.join(problems)})")
+
+
+def _checks(graph: Path) -> Path:
+    return graph.with_name(graph.name + CHECKS)
+
+
+def _identity(graph: Path) -> str:
+    stat = graph.stat()
+    return f"{stat.st_ino}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ctime_ns}"
+
+
+def _sha256(path: Path) -> str:
+    hashed = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            hashed.update(block)
+    return hashed.hexdigest()
+
+
+def intact(graph: Path) -> bool:
+    """Whether ``graph`` holds the bytes it was derived with (hashed only when the file's identity
+    moved since it was last found intact; a graph with no record is not trusted)."""
+    try:
+        record = json.loads(_checks(graph).read_text(encoding="utf-8"))
+        identity = _identity(graph)
+    except (OSError, ValueError):
+        return False
+    if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):
+        return False
+    if record.get("intact") == identity:
+        return True
+    try:
+        if _sha256(graph) != record["sha256"]:
+            return False
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):  # a folder that cannot be written: hashed again next time
+        write_atomic(_checks(graph), json.dumps({**record, "intact": identity}, sort_keys=True) + "\n")
+    return True
+
+
+def discard(graph: Path) -> None:
+    """Remove a graph found unusable (and its record), so the next use derives it again."""
+    for path in (graph, _checks(graph)):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 def _derive(source: Path, target: Path) -> Path:
@@ -146,13 +215,16 @@ def _derive(source: Path, target: Path) -> Path:
         model = onnx.load(str(float_file))
         _quantize(model)
         onnx.save(model, str(quantized_file))
+        digest = _sha256(quantized_file)
         os.replace(quantized_file, target)
+        write_atomic(_checks(target), json.dumps({"sha256": digest, "intact": _identity(target)},
+                                                 sort_keys=True) + "\n")
     except OSError:
         raise
     except Exception as exc:  # onnx and onnxruntime raise their own error types
-        raise ModelUnavailable(
-            f"the embedding model's int8 graph cannot be derived ({type(exc).__name__}: {exc})"
-        ) from None
+        # Writing to a full disk surfaces as their errors too ("Protobuf serialization failed"):
+        # the next folder is tried, and a graph that cannot be derived anywhere fails there as well.
+        raise OSError(f"cannot be derived here ({type(exc).__name__}: {exc})") from None
     finally:
         float_file.unlink(missing_ok=True)
         quantized_file.unlink(missing_ok=True)

@@ -484,6 +484,4 @@ def sync(root: Path, indexes: Indexes, *, full: bool = False, progress: Progress
         report.filled(indexes.fill(progress=progress))
     else:
         report.pending = indexes.vectors.pending_count()
-    if indexes.cache is not None and indexes.cache.problem and not report.notice:
-        report.notice = f"notice: {indexes.cache.problem}"
     return report

@@ -276,8 +276,11 @@ def search(vault: Vault, request: SearchRequest) -> SearchResult:
                 raise
             problem = exc.one_line()
         if problem is None:
-            if notice:
-                result.notice = f"{notice}; {result.notice}" if result.notice else notice
+            from ..index import notices
+
+            # What a cache could not do on the way (said once per process: a server's next answers do not repeat it).
+            said = [line for line in (*notices.take(), notice, result.notice) if line]
+            result.notice = "; ".join(said) if said else None
             return result
         # Unreadable or from another version: rebuild from the files (outside the
         # handler, so nothing of the failed attempt is held open), then search again.
