@@ -693,7 +693,7 @@ def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int =
 # repeats which, which one reverses which) to score `memvault maintain`.
 # Nothing above changes: a planted vault starts from the same base records.
 
-PLANT_VERSION = "3"  # bump when planted records change, so cached vaults are rebuilt
+PLANT_VERSION = "4"  # bump when planted records change, so cached vaults are rebuilt
 
 # Word -> paraphrases (lowercase; the first letter's case is kept).  Covers the
 # template words and the most drawn (Zipf-head) words of the pools above.
@@ -1081,14 +1081,15 @@ ENVIRONMENTS = ("Staging", "The preview cluster", "The load test rig", "The demo
 SIZES = ("small", "medium", "large")
 
 
-def family_pair(generator: Generator, family: str, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def family_pair(generator: Generator, family: str, index: int, attempt: int = 0
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(older, newer) records of one planted family (see FAMILIES): short facts that share most words."""
-    rng = random.Random(f"family:{family}:{generator.seed}:{index}")
+    rng = random.Random(f"family:{family}:{generator.seed}:{index}:{attempt}")
     topic = rng.choice(generator.topics)
     k, k2 = rng.sample(topic.keywords, 2)
     n, ns, tech = rng.choice(FACT_NOUNS), rng.choice(FACT_PURPOSES), rng.choice(topic.tech)
     a, b = rng.sample(range(1000, 9999), 2)
-    low_a, low_b = rng.sample(range(1, 40), 2)
+    low_a, low_b = rng.sample(range(1, 400), 2)
     port_a, port_b = rng.sample(range(3000, 9999), 2)
     month, year = rng.choice(MONTHS), rng.randint(2026, 2030)
     forms: dict[str, tuple[str, str]] = {
@@ -1101,8 +1102,10 @@ def family_pair(generator: Generator, family: str, index: int) -> tuple[dict[str
         "host": (f"{k}-{low_a}.internal serves the {k2} {ns} API.", f"{k}-{low_b}.internal serves the {k2} {ns} API."),
         "rule": (f"Important rule number {low_a}: the service {low_a} must always log {ns} to {tech}.",
                  f"Important rule number {low_b}: the service {low_b} must always log {ns} to {tech}."),
-        "release": (f"The {year}-0{low_a % 9 + 1}-1{low_a % 9} release of the {k} {n} shipped the {ns} export.",
-                    f"The {year}-0{low_b % 9 + 1}-1{low_b % 9} release of the {k} {n} shipped the {ns} export."),
+        "release": (f"The {year}-{low_a % 12 + 1:02d}-{low_a // 12 % 28 + 1:02d} release of the {k} {n} shipped "
+                    f"the {ns} export.",
+                    f"The {year}-{low_b % 12 + 1:02d}-{low_b // 12 % 28 + 1:02d} release of the {k} {n} shipped "
+                    f"the {ns} export."),
         "service-port": (f"The {k} service listens on port {port_a}.", f"The {k2} service listens on port {port_b}."),
         "exception": (f"{{e}} uses the {{s}} instance size for the {k} {n}.",
                       f"{{e}} uses the {{s}} instance size for the {k} {n}, except during load tests when it must "
@@ -1235,9 +1238,14 @@ def plant(generator: Generator, size: int, duplicate_share: float = 0.10, contra
         distinct_of[newer["id"]] = older["id"]
     family_of: dict[str, str] = {}
     family_pairs: dict[str, str] = {}
+    taken = {_normalized(r["body"]) for r in records}
     for number in range(families * len(FAMILIES)):
         family = FAMILIES[number % len(FAMILIES)]
-        older, newer = family_pair(generator, family, number)
+        for attempt in range(20):  # the import folds a text it already holds into the first copy
+            older, newer = family_pair(generator, family, number, attempt)
+            if not {_normalized(older["body"]), _normalized(newer["body"])} & taken:
+                break
+        taken.update((_normalized(older["body"]), _normalized(newer["body"])))
         pair_rng = random.Random(f"family-time:{generator.seed}:{number}")
         first = PLANT_EPOCH + pair_rng.uniform(0, 300 * _DAY)
         then = first + pair_rng.uniform(1, 90) * _DAY
