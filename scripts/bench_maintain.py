@@ -323,7 +323,13 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def score_merges(planted: Planted, actions: Sequence[Action]) -> dict[str, Any]:
-    merges = [a for a in actions if a.kind == "merge"]
+    """Merges against the planted near-duplicate clusters; a planted clause pair's own merge is scored with the
+    families (:func:`score_families`: right when the clause is kept), not here."""
+    import synthetic
+
+    clause_pairs = {frozenset(p) for p in planted.family_pairs.items()
+                    if planted.family_of[p[0]] in synthetic.CLAUSE_FAMILIES}
+    merges = [a for a in actions if a.kind == "merge" and frozenset((a.memory, a.related[0])) not in clause_pairs]
     right: list[Action] = []
     wrong: list[Action] = []
     found: set[str] = set()
