@@ -89,3 +89,9 @@ def test_distinct_facts_link_and_the_link_says_why() -> None:
     assert [a.reason for a in actions] == [
         f"related: {other} (0.95; distinct: they name different customers (1042, 2077))"
         for other in ("m-2077", "m-1042")]
+
+
+def test_one_plain_word_more_is_rewording_not_a_clause() -> None:
+    survivor = mem("m-a", "Deploys to production run from the main branch with make release.")
+    absorbed = mem("m-b", "Production deploys are run from the main branch using make release.")
+    assert united_body(survivor, absorbed) is None
