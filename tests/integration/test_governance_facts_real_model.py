@@ -79,6 +79,7 @@ def test_a_merge_keeps_the_absorbed_clause_after_the_trash_is_purged(real: Vault
     scan = real.scan()
     assert "except during load tests when it must use xlarge" in scan.get(staging).memory.body
     assert "always use make deploy" in scan.get(obsolete).memory.body
+    assert "always use make deploy" in (scan.get(obsolete).memory.summary or "")  # what search results show
     later = datetime.now(UTC) + timedelta(days=real.config.vault.trash_days + 1)
     real.maintain(now=later)
     assert list(real.scan().trashed()) == []  # the absorbed files are gone for good

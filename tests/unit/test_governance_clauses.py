@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from vault_engine.config import VaultConfig
 from vault_engine.format.memory import Memory
 from vault_engine.governance.actions import View
-from vault_engine.governance.clauses import missing_sentences, united_body
+from vault_engine.governance.clauses import missing_sentences, united_text
 from vault_engine.governance.consolidate import plan_links, plan_merges, plan_supersede
 from vault_engine.index.fakes import TableSimilarity as FakeSimilarity
 
@@ -31,20 +31,25 @@ OBSOLETE_USE = "The old deploy script is obsolete; always use make deploy."
 
 
 def test_nothing_to_add_when_the_survivor_says_it_all() -> None:
-    assert united_body(mem("m-a", STAGING_EXCEPT), mem("m-b", STAGING)) is None
+    assert united_text(mem("m-a", STAGING_EXCEPT), mem("m-b", STAGING)) is None
     assert missing_sentences(mem("m-a", STAGING_EXCEPT), mem("m-b", STAGING)) == []
 
 
 def test_the_longer_text_that_holds_the_survivors_content_becomes_its_body() -> None:
-    assert united_body(mem("m-a", STAGING), mem("m-b", STAGING_EXCEPT)) == (STAGING_EXCEPT + "\n", "the longer text")
-    assert united_body(mem("m-a", OBSOLETE), mem("m-b", OBSOLETE_USE)) == (OBSOLETE_USE + "\n", "the longer text")
+    assert united_text(mem("m-a", STAGING), mem("m-b", STAGING_EXCEPT)) == (
+        {"body": STAGING_EXCEPT + "\n"}, "the longer text")
+    survivor = mem("m-a", OBSOLETE).replace(summary=OBSOLETE)
+    absorbed = mem("m-b", OBSOLETE_USE).replace(summary=OBSOLETE_USE)
+    assert united_text(survivor, absorbed) == ({"body": OBSOLETE_USE + "\n", "summary": OBSOLETE_USE},
+                                               "the longer text")
 
 
 def test_sentences_with_new_content_words_are_appended() -> None:
     survivor = mem("m-a", "Deploys run from main. Tag every release.", title="Deploys")
     absorbed = mem("m-b", "Deploys run from main. Ask Ana before a Friday deploy.", title="Deploys")
-    assert united_body(survivor, absorbed) == (
-        "Deploys run from main. Tag every release.\n\nAsk Ana before a Friday deploy.\n", "1 sentence appended")
+    assert united_text(survivor, absorbed) == (
+        {"body": "Deploys run from main. Tag every release.\n\nAsk Ana before a Friday deploy.\n"},
+        "1 sentence appended")
 
 
 def test_a_merge_keeps_the_exception_and_says_so() -> None:
@@ -94,4 +99,4 @@ def test_distinct_facts_link_and_the_link_says_why() -> None:
 def test_one_plain_word_more_is_rewording_not_a_clause() -> None:
     survivor = mem("m-a", "Deploys to production run from the main branch with make release.")
     absorbed = mem("m-b", "Production deploys are run from the main branch using make release.")
-    assert united_body(survivor, absorbed) is None
+    assert united_text(survivor, absorbed) is None

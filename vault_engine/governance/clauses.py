@@ -74,15 +74,22 @@ def missing_sentences(survivor: Memory, absorbed: Memory) -> list[str]:
     return out
 
 
-def united_body(survivor: Memory, absorbed: Memory) -> tuple[str, str] | None:
-    """(the survivor's new body, how it was made: "the longer text" or "N sentences appended") once
-    ``absorbed`` is merged into it; None when the survivor already says everything the absorbed one does."""
+def united_text(survivor: Memory, absorbed: Memory) -> tuple[dict[str, str], str] | None:
+    """(the survivor's new body, and summary when that changes too; how: "the longer text" or "N sentences
+    appended") once ``absorbed`` is merged into it; None when the survivor already says all the absorbed says.
+
+    The longer text brings its summary along when that too says the survivor's summary and more (a summary
+    written from the shorter body would go on showing only the rule in search results)."""
     own, theirs = split_detail(survivor.body)[0].strip(), split_detail(absorbed.body)[0].strip()
     if content_words(theirs) - content_words(_said(survivor)) and _says_in_order(theirs, own):
-        return theirs + "\n", "the longer text"
+        fields = {"body": theirs + "\n"}
+        if absorbed.summary and survivor.summary != absorbed.summary and \
+                _says_in_order(absorbed.summary, survivor.summary or ""):
+            fields["summary"] = absorbed.summary
+        return fields, "the longer text"
     missing = missing_sentences(survivor, absorbed)
     if not missing:
         return None
     appended = " ".join(s if s[-1] in ".!?;:" else s + "." for s in missing)
     count = f"{len(missing)} sentence{'s' if len(missing) > 1 else ''}"
-    return (f"{own}\n\n{appended}\n" if own else appended + "\n"), f"{count} appended"
+    return {"body": f"{own}\n\n{appended}\n" if own else appended + "\n"}, f"{count} appended"

@@ -46,7 +46,7 @@ from ..retrieval.statements import NUMBER as _NUMBER
 from ..retrieval.threads import thread_of
 from .actions import Action, Change, View, merge_changes
 from .classify import moment_key
-from .clauses import united_body
+from .clauses import united_text
 from .links import link_targets, resolve_link
 from .similarity import Similarity, group_of, text_similarity, words
 from .subjects import distinct, judge
@@ -352,9 +352,9 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
                 continue  # a person undid this merge: nothing of it is folded into the survivor
             current = state.get(survivor.id, survivor)
             folded = fold(current, absorbed)
-            united = united_body(current, absorbed) if folded else None
+            united = united_text(current, absorbed) if folded else None
             if united is not None:
-                folded["body"] = united[0]
+                folded.update(united[0])
             if folded:  # no link of the survivor to itself or to the trashed copy, wikilinks included
                 folded["links"] = tuple(link for link in cast(tuple[str, ...], folded["links"])
                                         if resolve_link(link, stems, view.active) not in (survivor.id, absorbed.id))
