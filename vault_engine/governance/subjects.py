@@ -11,8 +11,9 @@ apart is where the differing word stands:
   with the sentence of the other that shares the most of its words, and the
   two are aligned token by token;
 - a place where they differ matters only when it holds an **identifier** on
-  either side: a number, a version, a date, a code (``ABC-12``, ``B12``), a
-  path, a host, a capitalised name (plain words that differ are rewording);
+  both sides: a number, a version, a date, a code (``ABC-12``, ``B12``), a
+  path, a host, a name inside the sentence, a capital letter alone ("service
+  A"); plain words that differ are rewording ("year" / "twelve months");
 - the sentence's **subject** is what comes before its main verb ("Customer
   1042" | "is on the Enterprise plan"; "Server rack 3" | "is in room B12";
   "Important rule number 3: the service 3" | "must always log ..."), except
@@ -21,7 +22,13 @@ apart is where the differing word stands:
 - an identifier that differs in the subject makes two **distinct** facts
   (never merged, never superseded); one that differs only after the verb is
   **the same subject with another value** (a supersession when the rest
-  agrees).
+  agrees);
+- once the texts differ in an identifier, one plain word that differs in the
+  subject names another thing too ("the billing service listens on port
+  8080" / "the search service ... 9090"); a capitalised word opening the
+  only sentence that differs is a name ("Alice owns checkout" / "Bob owns
+  checkout"), while in longer texts such a word is as often rewording
+  ("Each" / "Every") and does not count.
 
 The main verb is the first auxiliary or modal ("is", "must", "will"), or the
 first word in a verb's form that does not follow a determiner: a third
