@@ -693,7 +693,7 @@ def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int =
 # repeats which, which one reverses which) to score `memvault maintain`.
 # Nothing above changes: a planted vault starts from the same base records.
 
-PLANT_VERSION = "4"  # bump when planted records change, so cached vaults are rebuilt
+PLANT_VERSION = "5"  # bump when planted records change, so cached vaults are rebuilt
 
 # Word -> paraphrases (lowercase; the first letter's case is kept).  Covers the
 # template words and the most drawn (Zipf-head) words of the pools above.
@@ -1082,15 +1082,23 @@ SIZES = ("small", "medium", "large")
 
 
 def family_pair(generator: Generator, family: str, index: int, attempt: int = 0
-                ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(older, newer) records of one planted family (see FAMILIES): short facts that share most words."""
+                ) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
+    """(older, newer, subjects) of one planted family (see FAMILIES): short facts that share most words.
+
+    Identifiers are unique across the pairs of a family (pair ``index // len(FAMILIES)`` draws from its own
+    range), and ``subjects`` names what the pair's facts are about where words name it, so no two pairs are
+    about the same customer, rack or service by chance: that would be a true value change, not a distinct fact.
+    """
     rng = random.Random(f"family:{family}:{generator.seed}:{index}:{attempt}")
+    slot = index // len(FAMILIES)
     topic = rng.choice(generator.topics)
     k, k2 = rng.sample(topic.keywords, 2)
     n, ns, tech = rng.choice(FACT_NOUNS), rng.choice(FACT_PURPOSES), rng.choice(topic.tech)
-    a, b = rng.sample(range(1000, 9999), 2)
-    low_a, low_b = rng.sample(range(1, 400), 2)
-    port_a, port_b = rng.sample(range(3000, 9999), 2)
+    a, b = 1000 + 40 * slot + rng.randint(0, 19), 1020 + 40 * slot + rng.randint(0, 19)
+    low_a, low_b = 2 * slot + 1, 2 * slot + 2
+    port_a, port_b = 3000 + 40 * slot + rng.randint(0, 19), 3020 + 40 * slot + rng.randint(0, 19)
+    if rng.random() < 0.5:
+        a, b, low_a, low_b, port_a, port_b = b, a, low_b, low_a, port_b, port_a
     month, year = rng.choice(MONTHS), rng.randint(2026, 2030)
     forms: dict[str, tuple[str, str]] = {
         "customer": (f"Customer {a} is on the {{p}} plan.", f"Customer {b} is on the {{p}} plan."),
@@ -1128,8 +1136,10 @@ def family_pair(generator: Generator, family: str, index: int, attempt: int = 0
         base.update(scope="project", project=rng.choice(PROJECTS))
     else:
         base["scope"] = "global"
+    subjects = {"service-port": (f"{k} service", f"{k2} service"), "value-port": (f"{k} {n} database",),
+                "value-host": (f"{k} {ns} API",)}.get(family, ())
     return ({**base, "title": older.rstrip("."), "body": older + "\n"},
-            {**base, "title": newer.rstrip("."), "body": newer + "\n"})
+            {**base, "title": newer.rstrip("."), "body": newer + "\n"}, tuple(f"{family}:{s}" for s in subjects))
 
 
 def _normalized(text: str) -> str:
@@ -1241,11 +1251,11 @@ def plant(generator: Generator, size: int, duplicate_share: float = 0.10, contra
     taken = {_normalized(r["body"]) for r in records}
     for number in range(families * len(FAMILIES)):
         family = FAMILIES[number % len(FAMILIES)]
-        for attempt in range(20):  # the import folds a text it already holds into the first copy
-            older, newer = family_pair(generator, family, number, attempt)
-            if not {_normalized(older["body"]), _normalized(newer["body"])} & taken:
+        for attempt in range(50):  # the import folds a text it already holds into the first copy
+            older, newer, subjects = family_pair(generator, family, number, attempt)
+            if not {_normalized(older["body"]), _normalized(newer["body"]), *subjects} & taken:
                 break
-        taken.update((_normalized(older["body"]), _normalized(newer["body"])))
+        taken.update((_normalized(older["body"]), _normalized(newer["body"]), *subjects))
         pair_rng = random.Random(f"family-time:{generator.seed}:{number}")
         first = PLANT_EPOCH + pair_rng.uniform(0, 300 * _DAY)
         then = first + pair_rng.uniform(1, 90) * _DAY

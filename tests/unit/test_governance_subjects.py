@@ -28,6 +28,13 @@ DISTINCT = [  # (older, newer, the reason's words)
     ("Atlas v3 keeps its logs in kafka.", "Orion v5 keeps its logs in kafka.", "(Atlas v3, Orion v5)"),
     ("Release notes for Atlas v3 live in the web wiki.", "Release notes for Orion v5 live in the web wiki.",
      "(Atlas v3, Orion v5)"),
+    ("The billing service deploys on Fridays.", "The payments service deploys on Fridays.",
+     "different services (billing, payments)"),  # a short statement: a noun that differs names another thing
+    ("QA uses the medium instance size for the client cache.",
+     "QA uses the medium instance size for the account gateway, except during load tests.",
+     "different things (client cache, account gateway)"),
+    ("The old migration deploy script is obsolete.", "The old billing deploy script is obsolete; use make.",
+     "different scripts (migration, billing)"),
     ("Setup: clone the repo. Customer 1042 pays yearly.", "Setup: clone the repo. Customer 2077 pays yearly.",
      "different customers (1042, 2077)"),
 ]
@@ -49,7 +56,8 @@ NEITHER = [  # no identifier differs: rewording, an added clause, another statem
     ("Staging uses the small instance size.",
      "Staging uses the small instance size, except during load tests when it must use xlarge."),
     ("The API returns JSON errors.", "The API returns errors as JSON."),
-    ("The billing service deploys on Fridays.", "The payments service deploys on Fridays."),
+    ("The user prefers dark mode.", "The user likes dark mode."),  # a verb that differs is rewording
+    ("Payments deploy window is Tuesday 10-12 UTC.", "The payments deploy window: Tuesdays 10-12 UTC."),
     ("Customer 1042 is on the Enterprise plan.", "Customer 1042 is on the Enterprise plan."),
     ("Deploys run from the main branch.", "Quarterly tax filings are due in April."),
 ]

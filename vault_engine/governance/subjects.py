@@ -63,6 +63,7 @@ _IDENTIFYING = frozenset({NUMBER_KIND, IDENTIFIER, REFERENCE, NAME, LEADING, QUO
 # Colons stay inside a sentence: "Important rule number 3: the service 3 must ..." is one statement.
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _COUNTERPART = 0.5  # share of words (Dice) at which two sentences are one statement told twice
+_SHORT = 30  # tokens: a text this short states one fact, so a noun that differs names another thing
 
 _AUXILIARIES = frozenset("""
 is are was were be been am has have had does do did will would shall should can could may might must
@@ -198,6 +199,35 @@ def _leading_names(a: Statement, b: Statement, i1: int, i2: int, j1: int, j2: in
             and not any("'" in t for t in a.tokens[i1:i2] + b.tokens[j1:j2]))
 
 
+def _plain(statement: Statement, start: int, end: int) -> bool:
+    return end > start and all(kind == WORD and token not in STOPWORDS and token.isalpha()
+                               for kind, token in zip(statement.kinds[start:end], statement.tokens[start:end],
+                                                      strict=True))
+
+
+def _other_thing(a: Statement, b: Statement, places: list[tuple[int, int, int, int]],
+                 spans: tuple[tuple[int, int], tuple[int, int]]) -> tuple[str, str, str] | None:
+    """In a short statement, plain words that name another thing: (what, a's words, b's words), or None.
+
+    Only where every place that replaces words replaces plain words (a clause added elsewhere aside), and
+    they stand in the subject ("the payments service" / "the billing service deploys on Fridays") or right
+    after a determiner ("... for the client cache" / "... for the account gateway"), where a noun stands; a
+    verb or an adverb that differs is rewording ("prefers" / "likes")."""
+    replaced = [p for p in places if p[0] < p[1] and p[2] < p[3]]
+    # The first word of each side: a replaced place may run on into an added clause ("client cache" /
+    # "account gateway, except during load tests").
+    if not replaced or not all(_plain(a, i1, i1 + 1) and _plain(b, j1, j1 + 1) for i1, _, j1, _ in replaced):
+        return None
+    for i1, i2, j1, j2 in replaced:
+        in_subject = spans[0][0] <= i1 < spans[0][1] and spans[1][0] <= j1 < spans[1][1]
+        if in_subject or (i1 > 0 and a.tokens[i1 - 1] in _DETERMINERS):
+            head = spans[0][1] - 1  # the subject's last word: its noun ("the old deploy script")
+            noun = _plural(a.tokens[head]) if in_subject and head >= i2 and _plain(a, head, head + 1) else "things"
+            size = min(i2 - i1, j2 - j1)  # as many words of each side
+            return (noun, " ".join(a.raw[i1:i1 + size]), " ".join(b.raw[j1:j1 + size]))
+    return None
+
+
 def _sentences(text: str) -> list[str]:
     seen: dict[tuple[str, ...], str] = {}
     for part in _SENTENCE.split(text):
@@ -220,6 +250,7 @@ def compare_texts(older: str, newer: str) -> Judgement:
     values: list[tuple[str, str]] = []
     renamed_only: list[tuple[Statement, Statement, int, int, int, int]] = []  # sentences differing in a name
     changed = [s for s in fresh if s.tokens not in old_seen]
+    short = sum(len(s.tokens) for s in old) <= _SHORT and sum(len(s.tokens) for s in fresh) <= _SHORT
     for new in changed if old else []:
         score, index = max((_dice(set(new.tokens), words), n) for n, words in enumerate(old_sets))
         if score < _COUNTERPART:
@@ -234,6 +265,10 @@ def compare_texts(older: str, newer: str) -> Judgement:
         if len(places) == 1 and not identifying[0] and _leading_names(counterpart, new, *places[0]):
             renamed_only.append((counterpart, new, *places[0]))
         if not any(identifying):
+            if short:
+                other = _other_thing(counterpart, new, places, spans)
+                if other is not None:
+                    return Judgement(distinct=other)
             continue  # plain words reworded
         # Besides its values, one plain word of the subject differs: "the billing service listens on port
         # 8080" / "the search service ... 9090" name two services.
