@@ -100,3 +100,13 @@ def test_one_plain_word_more_is_rewording_not_a_clause() -> None:
     survivor = mem("m-a", "Deploys to production run from the main branch with make release.")
     absorbed = mem("m-b", "Production deploys are run from the main branch using make release.")
     assert united_text(survivor, absorbed) is None
+
+
+def test_a_cluster_joined_through_a_third_memory_never_merges_distinct_facts() -> None:
+    staging = mem("m-a", "Staging uses the small instance size for the billing cache.", days_old=30)
+    extended = mem("m-b", "Staging uses the small instance size for the billing cache, except during load tests.",
+                   days_old=20)
+    qa = mem("m-c", "QA uses the small instance size for the search gateway, except during load tests.", days_old=10)
+    actions = plan_merges(view_of(staging, extended, qa),
+                          FakeSimilarity({("m-a", "m-b"): 0.95, ("m-b", "m-c"): 0.95}))
+    assert [(a.kind, a.memory, a.related) for a in actions] == [("merge", "m-a", ("m-b",))]

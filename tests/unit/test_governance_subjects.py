@@ -22,7 +22,7 @@ DISTINCT = [  # (older, newer, the reason's words)
      "different services (billing, search)"),
     ("Important rule number 3: the service 3 must always log errors to sentry.",
      "Important rule number 4: the service 4 must always log errors to sentry.", "different rules (3, 4)"),
-    ("Alice owns checkout.", "Bob owns checkout.", "different subjects (Alice, Bob)"),
+    ("Alice owns checkout.", "Bob owns checkout.", "(Alice, Bob)"),
     ("The 2026-03-01 release shipped the new checkout.", "The 2026-04-01 release shipped the new checkout.",
      "different releases (2026-03-01, 2026-04-01)"),
     ("Atlas v3 keeps its logs in kafka.", "Orion v5 keeps its logs in kafka.", "(Atlas v3, Orion v5)"),
@@ -32,9 +32,11 @@ DISTINCT = [  # (older, newer, the reason's words)
      "different services (billing, payments)"),  # a short statement: a noun that differs names another thing
     ("QA uses the medium instance size for the client cache.",
      "QA uses the medium instance size for the account gateway, except during load tests.",
-     "different things (client cache, account gateway)"),
+     "different things (client cache, account gateway except …)"),
     ("The old migration deploy script is obsolete.", "The old billing deploy script is obsolete; use make.",
      "different scripts (migration, billing)"),
+    ("The preview cluster uses the small instance size.", "Staging uses the small instance size.",
+     "(The preview cluster, Staging)"),
     ("Setup: clone the repo. Customer 1042 pays yearly.", "Setup: clone the repo. Customer 2077 pays yearly.",
      "different customers (1042, 2077)"),
 ]
@@ -57,6 +59,8 @@ NEITHER = [  # no identifier differs: rewording, an added clause, another statem
      "Staging uses the small instance size, except during load tests when it must use xlarge."),
     ("The API returns JSON errors.", "The API returns errors as JSON."),
     ("The user prefers dark mode.", "The user likes dark mode."),  # a verb that differs is rewording
+    # a switch names the older subject too: a reversal's business (contradicts), not another thing
+    ("Redis handles sessions for the api.", "Valkey now handles sessions for the api instead of Redis."),
     ("Payments deploy window is Tuesday 10-12 UTC.", "The payments deploy window: Tuesdays 10-12 UTC."),
     ("Customer 1042 is on the Enterprise plan.", "Customer 1042 is on the Enterprise plan."),
     ("Deploys run from the main branch.", "Quarterly tax filings are due in April."),

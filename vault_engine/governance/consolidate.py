@@ -350,6 +350,8 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
         for absorbed in sorted((m for m in members if m.id != survivor.id), key=lambda m: (_created(m), m.id)):
             if ("merge", frozenset({survivor.id, absorbed.id})) in view.vetoes:
                 continue  # a person undid this merge: nothing of it is folded into the survivor
+            if distinct(*_order(survivor, absorbed)) is not None:
+                continue  # joined through a third memory, yet about another thing: it stays on its own
             current = state.get(survivor.id, survivor)
             folded = fold(current, absorbed)
             united = united_text(current, absorbed) if folded else None

@@ -200,13 +200,13 @@ def _leading_names(a: Statement, b: Statement, i1: int, i2: int, j1: int, j2: in
 
 
 def _plain(statement: Statement, start: int, end: int) -> bool:
-    return end > start and all(kind == WORD and token not in STOPWORDS and token.isalpha()
+    return end > start and all(kind in (WORD, LEADING) and token not in STOPWORDS and token.isalpha()
                                for kind, token in zip(statement.kinds[start:end], statement.tokens[start:end],
                                                       strict=True))
 
 
 def _other_thing(a: Statement, b: Statement, places: list[tuple[int, int, int, int]],
-                 spans: tuple[tuple[int, int], tuple[int, int]]) -> tuple[str, str, str] | None:
+                 spans: tuple[tuple[int, int], tuple[int, int]], newer: frozenset[str]) -> tuple[str, str, str] | None:
     """In a short statement, plain words that name another thing: (what, a's words, b's words), or None.
 
     Only where every place that replaces words replaces plain words (a clause added elsewhere aside), and
@@ -214,18 +214,33 @@ def _other_thing(a: Statement, b: Statement, places: list[tuple[int, int, int, i
     after a determiner ("... for the client cache" / "... for the account gateway"), where a noun stands; a
     verb or an adverb that differs is rewording ("prefers" / "likes")."""
     replaced = [p for p in places if p[0] < p[1] and p[2] < p[3]]
-    # The first word of each side: a replaced place may run on into an added clause ("client cache" /
-    # "account gateway, except during load tests").
-    if not replaced or not all(_plain(a, i1, i1 + 1) and _plain(b, j1, j1 + 1) for i1, _, j1, _ in replaced):
+    # A plain word on each side: a replaced place may run on into an added clause ("client cache" /
+    # "account gateway, except during load tests") or hold a function word ("the preview cluster" / "staging").
+    if not replaced or not all(any(_plain(a, i, i + 1) for i in range(i1, i2)) and
+                               any(_plain(b, j, j + 1) for j in range(j1, j2)) for i1, i2, j1, j2 in replaced):
         return None
     for i1, i2, j1, j2 in replaced:
+        if _switched(a, i1, i2, newer):
+            return None
         in_subject = spans[0][0] <= i1 < spans[0][1] and spans[1][0] <= j1 < spans[1][1]
         if in_subject or (i1 > 0 and a.tokens[i1 - 1] in _DETERMINERS):
             head = spans[0][1] - 1  # the subject's last word: its noun ("the old deploy script")
             noun = _plural(a.tokens[head]) if in_subject and head >= i2 and _plain(a, head, head + 1) else "things"
-            size = min(i2 - i1, j2 - j1)  # as many words of each side
-            return (noun, " ".join(a.raw[i1:i1 + size]), " ".join(b.raw[j1:j1 + size]))
+            return (noun, _shown(a, i1, i2), _shown(b, j1, j2))
     return None
+
+
+def _shown(statement: Statement, start: int, end: int) -> str:
+    """The words ``start:end`` as written, at most three (a place may run on into an added clause)."""
+    words = statement.raw[start:end]
+    return " ".join(words) if len(words) <= 3 else " ".join(words[:3]) + " …"
+
+
+def _switched(a: Statement, i1: int, i2: int, newer: frozenset[str]) -> bool:
+    """Whether the newer text (``newer``: its tokens) still names what the older sentence had at this place:
+    "redis handles sessions" / "valkey now handles sessions instead of redis" is a switch of one subject, not
+    another thing (a title that leaves "instead of redis" out included)."""
+    return any(token in newer for token in a.tokens[i1:i2] if token not in STOPWORDS)
 
 
 def _sentences(text: str) -> list[str]:
@@ -250,6 +265,7 @@ def compare_texts(older: str, newer: str) -> Judgement:
     values: list[tuple[str, str]] = []
     renamed_only: list[tuple[Statement, Statement, int, int, int, int]] = []  # sentences differing in a name
     changed = [s for s in fresh if s.tokens not in old_seen]
+    newer_tokens = frozenset(t for s in fresh for t in s.tokens)
     short = sum(len(s.tokens) for s in old) <= _SHORT and sum(len(s.tokens) for s in fresh) <= _SHORT
     for new in changed if old else []:
         score, index = max((_dice(set(new.tokens), words), n) for n, words in enumerate(old_sets))
@@ -266,7 +282,7 @@ def compare_texts(older: str, newer: str) -> Judgement:
             renamed_only.append((counterpart, new, *places[0]))
         if not any(identifying):
             if short:
-                other = _other_thing(counterpart, new, places, spans)
+                other = _other_thing(counterpart, new, places, spans, newer_tokens)
                 if other is not None:
                     return Judgement(distinct=other)
             continue  # plain words reworded
@@ -275,7 +291,7 @@ def compare_texts(older: str, newer: str) -> Judgement:
         plain = [p for p, named in zip(places, identifying, strict=True) if not named]
         renamed = len(plain) == 1 and plain[0][1] - plain[0][0] == 1 and plain[0][3] - plain[0][2] == 1
         for (i1, i2, j1, j2), named in zip(places, identifying, strict=True):
-            if not named and not renamed:
+            if (not named and not renamed) or _switched(counterpart, i1, i2, newer_tokens):
                 continue
             a, b = " ".join(counterpart.raw[i1:i2]), " ".join(new.raw[j1:j2])
             if i1 < i2 and j1 < j2 and (spans[0][0] <= i1 < spans[0][1] or spans[1][0] <= j1 < spans[1][1]):
