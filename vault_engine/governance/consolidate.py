@@ -151,9 +151,6 @@ def contradicts(older: Memory, newer: Memory) -> str | None:
     Distinct facts (:func:`.subjects.distinct`: another customer, rack, rule
     number) never reverse each other.
     """
-    judged = judge(older, newer)
-    if judged.distinct is not None:
-        return None
     old_sentences, new_sentences = _sentences(older), _sentences(newer)
     old_seen = {normalize_text(s) for s in old_sentences}
     new_seen = {normalize_text(s) for s in new_sentences}
@@ -168,13 +165,20 @@ def contradicts(older: Memory, newer: Memory) -> str | None:
             ((_overlap(content, c), t, c) for t, c in old_changed), key=lambda item: item[0])
         if overlap < _COUNTERPART:
             continue
+        why = None
         if (_NEGATION.search(sentence) is None) != (_NEGATION.search(counterpart) is None):
-            return "one states what the other negates"
-        if _UPDATE.search(sentence) and not _UPDATE.search(counterpart) and content != counterpart_content:
-            return "the newer one marks a change"
-        numbers, old_numbers = set(_NUMBER.findall(sentence)), set(_NUMBER.findall(counterpart))
-        if numbers and old_numbers and numbers != old_numbers and content == counterpart_content:
-            return judged.reason() or "the same statement with other values"
+            why = "one states what the other negates"
+        elif _UPDATE.search(sentence) and not _UPDATE.search(counterpart) and content != counterpart_content:
+            why = "the newer one marks a change"
+        else:
+            numbers, old_numbers = set(_NUMBER.findall(sentence)), set(_NUMBER.findall(counterpart))
+            if numbers and old_numbers and numbers != old_numbers and content == counterpart_content:
+                why = "the same statement with other values"
+        if why is not None:  # asked only now: most pairs reverse nothing
+            judged = judge(older, newer)
+            if judged.distinct is not None:
+                return None
+            return judged.reason() if why.startswith("the same statement") and judged.values else why
     return None
 
 

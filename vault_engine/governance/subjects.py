@@ -243,13 +243,15 @@ def _switched(a: Statement, i1: int, i2: int, newer: frozenset[str]) -> bool:
     return any(token in newer for token in a.tokens[i1:i2] if token not in STOPWORDS)
 
 
-def _sentences(text: str) -> list[str]:
-    seen: dict[tuple[str, ...], str] = {}
+@lru_cache(maxsize=65536)  # a memory is compared with each of its neighbours
+def _statements(text: str) -> tuple[Statement, ...]:
+    """The distinct sentences of ``text`` (a title restated by the body counted once), read for comparison."""
+    seen: dict[tuple[str, ...], Statement] = {}
     for part in _SENTENCE.split(text):
-        tokens = statement_of(part.strip()).tokens
-        if tokens and tokens not in seen:
-            seen[tokens] = part.strip()
-    return list(seen.values())
+        statement = statement_of(part.strip())
+        if statement.tokens and statement.tokens not in seen:
+            seen[statement.tokens] = statement
+    return tuple(seen.values())
 
 
 def _dice(a: set[str], b: set[str]) -> float:
@@ -258,8 +260,7 @@ def _dice(a: set[str], b: set[str]) -> float:
 
 def compare_texts(older: str, newer: str) -> Judgement:
     """How the statements of ``newer`` differ from the ones of ``older`` they restate (see the module)."""
-    old = [statement_of(s) for s in _sentences(older)]
-    fresh = [statement_of(s) for s in _sentences(newer)]
+    old, fresh = _statements(older), _statements(newer)
     old_sets = [set(s.tokens) for s in old]
     old_seen = {s.tokens for s in old}
     values: list[tuple[str, str]] = []
