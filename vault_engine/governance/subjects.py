@@ -240,7 +240,8 @@ def _switched(a: Statement, i1: int, i2: int, newer: frozenset[str]) -> bool:
     """Whether the newer text (``newer``: its tokens) still names what the older sentence had at this place:
     "redis handles sessions" / "valkey now handles sessions instead of redis" is a switch of one subject, not
     another thing (a title that leaves "instead of redis" out included)."""
-    return any(token in newer for token in a.tokens[i1:i2] if token not in STOPWORDS)
+    named = [token for token in a.tokens[i1:i2] if token not in STOPWORDS]
+    return bool(named) and all(token in newer for token in named)
 
 
 @lru_cache(maxsize=65536)  # a memory is compared with each of its neighbours
