@@ -302,9 +302,10 @@ def compare_texts(older: str, newer: str) -> Judgement:
                 return Judgement(distinct=(noun, a, b))
             if named and (a, b) not in values:
                 values.append((a, b))
-    if len(renamed_only) == 1 and len(changed) == 1 and len(old) == len(fresh):
-        # Only the capitalised words opening the one sentence that differs: "Alice owns checkout" / "Bob owns
-        # checkout".  In longer texts such a word is as often rewording ("Each" / "Every").
+    if short and len(renamed_only) == 1 and len(changed) == 1 and len(old) == len(fresh):
+        # Only the capitalised words opening the one sentence of a short text that differs: "Alice owns
+        # checkout" / "Bob owns checkout".  In longer texts such a word is as often rewording ("Each" / "Every",
+        # the one word a copy of a long note changed).
         counterpart, new, i1, i2, j1, j2 = renamed_only[0]
         start, end = subject_span(counterpart.tokens, counterpart.kinds)
         if start <= i1 < end:
