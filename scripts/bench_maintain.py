@@ -7,7 +7,14 @@ base memories (the search benchmark's long prose records), --duplicates
 reverses an older one, and --distinct (default size/50) pairs of short notes
 about two different things that share most of their words ("Alice owns the
 checkout flow." / "Bob owns the checkout flow.", "Atlas v3 keeps its logs in
-kafka." / "Orion v5 keeps ..."): neither may merge or supersede the other.  See ``synthetic.plant`` for the kinds:
+kafka." / "Orion v5 keeps ..."): neither may merge or supersede the other, and
+--families (default size/100) pairs of each family of ``synthetic.FAMILIES``:
+identifier families (two customers, racks, tickets, versions, hosts, rule
+numbers, dated releases, services on their own ports: never merged or
+superseded), clause families (the newer adds an exception, an instruction or
+a limit: a merge must keep it, a supersession is wrong) and value families
+(one subject, another port or host: the newer supersedes the older; counted
+with the reversals).  See ``synthetic.plant`` for the kinds:
 
 - near-duplicates: copy-retitled 15% (same words; title case or punctuation
   and one joined sentence differ), copy-edited 20% (a sentence dropped or a
@@ -113,18 +120,22 @@ def distinct_of(args: argparse.Namespace) -> int:
     return args.size // 50 if args.distinct is None else int(args.distinct)
 
 
+def families_of(args: argparse.Namespace) -> int:
+    return args.size // 100 if args.families is None else int(args.families)
+
+
 def marker_for(args: argparse.Namespace) -> dict[str, Any]:
     import synthetic
 
     return {"size": args.size, "seed": args.seed, "duplicates": args.duplicates, "contradictions": pairs_of(args),
-            "distinct": distinct_of(args),
+            "distinct": distinct_of(args), "families": families_of(args),
             "generator": synthetic.GENERATOR_VERSION, "plant": synthetic.PLANT_VERSION}
 
 
 def vault_name(args: argparse.Namespace) -> str:
     m = marker_for(args)
     return (f"maintain-{m['size']}-seed{m['seed']}-dup{m['duplicates']:g}-pairs{m['contradictions']}"
-            f"-distinct{m['distinct']}"
+            f"-distinct{m['distinct']}-families{m['families']}"
             f"-g{m['generator']}-p{m['plant']}")
 
 
@@ -132,7 +143,7 @@ def planted_of(args: argparse.Namespace) -> Planted:
     import synthetic
 
     return synthetic.plant(synthetic.Generator(args.seed), args.size, args.duplicates, pairs_of(args),
-                           distinct=distinct_of(args))
+                           distinct=distinct_of(args), families=families_of(args))
 
 
 def rss_mb() -> float:
@@ -193,7 +204,8 @@ def ensure_vault(args: argparse.Namespace, base: Path) -> tuple[Path, dict[str, 
     line("build vault", "", f"{root} (import, then sync with the real model)")
     command = [sys.executable, str(Path(__file__).resolve()), "--child-build", "--vault", str(root),
                "--size", str(args.size), "--seed", str(args.seed), "--duplicates", str(args.duplicates),
-               "--contradictions", str(pairs_of(args)), "--distinct", str(distinct_of(args))]
+               "--contradictions", str(pairs_of(args)), "--distinct", str(distinct_of(args)),
+               "--families", str(families_of(args))]
     code, seconds, peak = run_child(command)
     if code != 0:
         fail(f"building the {args.size:,}-memory vault failed (child exit code {code})")
@@ -311,7 +323,13 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def score_merges(planted: Planted, actions: Sequence[Action]) -> dict[str, Any]:
-    merges = [a for a in actions if a.kind == "merge"]
+    """Merges against the planted near-duplicate clusters; a planted clause pair's own merge is scored with the
+    families (:func:`score_families`: right when the clause is kept), not here."""
+    import synthetic
+
+    clause_pairs = {frozenset(p) for p in planted.family_pairs.items()
+                    if planted.family_of[p[0]] in synthetic.CLAUSE_FAMILIES}
+    merges = [a for a in actions if a.kind == "merge" and frozenset((a.memory, a.related[0])) not in clause_pairs]
     right: list[Action] = []
     wrong: list[Action] = []
     found: set[str] = set()
@@ -345,6 +363,63 @@ def score_distinct(planted: Planted, actions: Sequence[Action]) -> dict[str, Any
                and ({a.memory, *a.related} & members)]
     return {"planted": len(pairs), "merged": len(merged), "superseded": len(superseded),
             "other": len(touched), "examples": [a.reason for a in (merged + superseded + touched)[:SHOW]]}
+
+
+def only_words(newer: str, older: str) -> set[str]:
+    """The words of ``newer`` that ``older`` does not have (lowercased): what a merge must keep."""
+    def bag(text: str) -> set[str]:
+        return set(re.findall(r"\w+", text.lower()))
+    return bag(newer) - bag(older)
+
+
+def score_families(planted: Planted, actions: Sequence[Action], text_of: dict[str, str]) -> dict[str, Any]:
+    """Merges and supersessions touching the planted families (``synthetic.FAMILIES``), by family.
+
+    Right: a value family's newer memory superseding its own older one; a clause family's pair merged when the
+    survivor's text (``text_of``: the vault after the run) still has every word only the absorbed one had.
+    Anything else touching a family member is wrong: a merge or supersession between two identifier facts,
+    across pairs, with a memory outside the families, or a clause lost.
+    """
+    import synthetic
+
+    pairs = {frozenset(p) for p in planted.family_pairs.items()}
+    rows: dict[str, dict[str, Any]] = {f: {"planted": 0, "merged": 0, "superseded": 0, "right": 0, "wrong": 0,
+                                           "lost": 0, "examples": []} for f in synthetic.FAMILIES}
+    for newer in planted.family_pairs:
+        rows[planted.family_of[newer]]["planted"] += 1
+    for action in actions:
+        if action.kind not in ("merge", "supersede") or not action.related:
+            continue
+        ids = (action.memory, action.related[0])
+        families = {planted.family_of[i] for i in ids if i in planted.family_of}
+        if not families:
+            continue
+        family = sorted(families)[0]
+        entry = rows[family]
+        entry["merged" if action.kind == "merge" else "superseded"] += 1
+        right = False
+        if frozenset(ids) in pairs and len(families) == 1:
+            if family in synthetic.VALUE_FAMILIES:
+                right = action.kind == "supersede" and planted.family_pairs.get(action.memory) == action.related[0]
+            elif family in synthetic.CLAUSE_FAMILIES and action.kind == "merge":
+                newer = ids[0] if ids[0] in planted.family_pairs else ids[1]
+                older = planted.family_pairs[newer]
+                original = {r["id"]: r["body"] for r in planted.records if r["id"] in ids}
+                missing = only_words(original[newer], original[older]) - \
+                    set(re.findall(r"\w+", text_of.get(action.memory, "").lower()))
+                right = not missing
+                entry["lost"] += bool(missing)
+        entry["right" if right else "wrong"] += 1
+        if not right and len(entry["examples"]) < 3:
+            entry["examples"].append(action.reason)
+    for entry in rows.values():
+        acted = entry["merged"] + entry["superseded"]
+        entry["precision"] = ratio(entry["right"], acted)
+    identifier = sum(rows[f]["wrong"] for f in synthetic.IDENTIFIER_FAMILIES)
+    clause = sum(rows[f]["wrong"] for f in synthetic.CLAUSE_FAMILIES)
+    return {"by_family": rows, "identifier_wrong": identifier, "clause_wrong": clause,
+            "identifier_planted": sum(rows[f]["planted"] for f in synthetic.IDENTIFIER_FAMILIES),
+            "clause_planted": sum(rows[f]["planted"] for f in synthetic.CLAUSE_FAMILIES)}
 
 
 def score_supersede(planted: Planted, actions: Sequence[Action]) -> dict[str, Any]:
@@ -532,6 +607,21 @@ def evaluate(args: argparse.Namespace, root: Path, planted: Planted) -> dict[str
     for example in distinct["examples"]:
         say(f"    {example}")
 
+    scan = vault.scan()
+    text_of = {i: f"{e.memory.title}\n{e.memory.body}" for i, e in scan.entries.items() if not e.in_trash}
+    families = score_families(planted, full.actions, text_of)
+    say("\n-- planted families: precision of the merges and supersessions touching them --")
+    rows = []
+    for family, entry in families["by_family"].items():
+        acted = entry["merged"] + entry["superseded"]
+        rows.append([family, str(entry["planted"]), str(entry["merged"]), str(entry["superseded"]),
+                     str(entry["right"]), str(entry["wrong"]), str(entry["lost"]),
+                     fmt(entry["precision"]) if acted else "1.000 (none)"])
+    say(table(["family", "pairs", "merged", "superseded", "right", "wrong", "clause lost", "precision"], rows))
+    for family, entry in families["by_family"].items():
+        for example in entry["examples"]:
+            say(f"    {family}: {clip(example, 110)}")
+
     say("\n-- supersessions (planted contradictions) --")
     line("predicted / right", f"{sups['predicted']} / {sups['true']}", f"planted {sups['planted']}")
     line("precision", fmt(sups["precision"]))
@@ -667,7 +757,8 @@ def evaluate(args: argparse.Namespace, root: Path, planted: Planted) -> dict[str
 
     return {
         "full_seconds": full.seconds, "full_wall": wall, "actions": counts, "merges": public(merges),
-        "supersede": public(sups), "distinct": distinct, "false_merges": fp_merge, "missed_duplicates": fn_merge,
+        "supersede": public(sups), "distinct": distinct, "families": families,
+        "false_merges": fp_merge, "missed_duplicates": fn_merge,
         "missed_duplicate_reasons": dict(missed_reasons), "false_supersede": fp_sup, "missed_contradictions": fn_sup,
         "missed_contradiction_reasons": dict(sup_missed), "false_merge_kinds": dict(wrong_merge_kinds),
         "false_supersede_kinds": dict(wrong_sup_kinds), "what_if": extra, "resync_seconds": resync_seconds,
@@ -685,6 +776,7 @@ def verdict(ok: bool | None) -> str:
 
 def final_table(size: int, built: dict[str, Any], reused: bool, result: dict[str, Any]) -> str:
     merges, sups = result["merges"], result["supersede"]
+    values = [e for k, e in sups["by_kind"].items() if k.startswith("value")]
     mp, mr = merges["precision"], merges["recall"]
     sync_note = "(kept vault: from its build)" if reused else ""
     rows = [
@@ -712,8 +804,15 @@ def final_table(size: int, built: dict[str, Any], reused: bool, result: dict[str
          f"{result['distinct']['superseded']}", "0 / 0",
          f"{result['distinct']['planted']} pairs planted; "
          + verdict(not result["distinct"]["merged"] and not result["distinct"]["superseded"])],
+        ["identifier families merged / superseded", str(result["families"]["identifier_wrong"]), "0",
+         f"{result['families']['identifier_planted']} pairs planted; "
+         + verdict(not result["families"]["identifier_wrong"])],
+        ["clause families: wrong (clause lost, superseded)", str(result["families"]["clause_wrong"]), "0",
+         f"{result['families']['clause_planted']} pairs planted; " + verdict(not result["families"]["clause_wrong"])],
         ["supersede precision", fmt(sups["precision"]), "", f"{sups['true']} right of {sups['predicted']}"],
         ["supersede recall", fmt(sups["recall"]), "", f"{sups['true']} of {sups['planted']} planted"],
+        ["value-change recall", fmt(ratio(sum(e["found"] for e in values), sum(e["planted"] for e in values))), "",
+         "reversals that change only a value: value, value-port, value-host"],
         ["peak RSS build MB", f"{built.get('build_rss_mb', 0):,.0f}", "", "import + sync (child process)"],
         ["peak RSS maintain MB", f"{result['rss_mb']:,.0f}", "",
          f"this process; {result['rss_after_full_mb']:,.0f} after the full run"],
@@ -735,6 +834,9 @@ def parser() -> Parser:
     p.add_argument("--distinct", type=at_least_zero, default=None, metavar="PAIRS",
                    help="planted pairs of short distinct notes sharing most words (two memories each; default "
                    "size/50)")
+    p.add_argument("--families", type=at_least_zero, default=None, metavar="PAIRS",
+                   help="planted pairs of each family of synthetic.FAMILIES (identifiers, clauses, values; "
+                   "default size/100)")
     p.add_argument("--seed", type=int, default=7, help="seed of the synthetic memories (default 7)")
     p.add_argument("--keep", type=folder_arg, metavar="DIR",
                    help="keep the synced vault in DIR and reuse it on later runs; maintain always runs on a "
@@ -800,7 +902,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         document = {"size": args.size, "seed": args.seed, "planted": {
             "base": planted.base, "duplicates": len(planted.duplicate_of),
-            "contradictions": len(planted.supersedes), "distinct": len(planted.distinct_of)},
+            "contradictions": len(planted.supersedes), "distinct": len(planted.distinct_of),
+            "families": len(planted.family_pairs)},
             "build": built, "reused": reused, **result}
         print(json.dumps(document, indent=2, default=str))
     return 0

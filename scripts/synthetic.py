@@ -693,7 +693,7 @@ def count_tokens(root: Path, embedder: Embedder, window: int = 256, batch: int =
 # repeats which, which one reverses which) to score `memvault maintain`.
 # Nothing above changes: a planted vault starts from the same base records.
 
-PLANT_VERSION = "2"  # bump when planted records change, so cached vaults are rebuilt
+PLANT_VERSION = "5"  # bump when planted records change, so cached vaults are rebuilt
 
 # Word -> paraphrases (lowercase; the first letter's case is kept).  Covers the
 # template words and the most drawn (Zipf-head) words of the pools above.
@@ -1014,6 +1014,8 @@ class Planted:
     originals: frozenset[str]  # ids with planted near-duplicates
     superseded: frozenset[str]  # ids a planted newer memory reverses
     distinct_of: dict[str, str] = field(default_factory=dict)  # newer short note -> the older, distinct one
+    family_of: dict[str, str] = field(default_factory=dict)  # id -> its family (FAMILIES), both of each pair
+    family_pairs: dict[str, str] = field(default_factory=dict)  # newer -> older, of every family pair
 
     def cluster(self, memory_id: str) -> str | None:
         """The original a memory belongs to (itself for an original), None outside the planted duplicates."""
@@ -1063,6 +1065,83 @@ def distinct_pair(generator: Generator, index: int) -> tuple[dict[str, Any], dic
             {**base, "title": newer.rstrip("."), "body": newer + "\n"})
 
 
+# Families of (older, newer) pairs planted beside the near-duplicates and reversals.  Identifier families:
+# two facts about different things named by an identifier in the subject (a customer, a rack, a ticket, a
+# version, a host, a rule number, a dated release; two services on their own ports): never merged or
+# superseded.  Clause families: the newer says all the older does and one thing more (an exception, an
+# instruction, a number); a merge must keep what only the newer says, and neither supersedes the other.
+# Value families: the same subject with another value in the predicate (a port, a host): the newer
+# supersedes the older, like the "value" reversals.
+IDENTIFIER_FAMILIES = ("customer", "rack", "ticket", "version", "host", "rule", "release", "service-port")
+CLAUSE_FAMILIES = ("exception", "instruction", "limit")
+VALUE_FAMILIES = ("value-port", "value-host")
+FAMILIES = IDENTIFIER_FAMILIES + CLAUSE_FAMILIES + VALUE_FAMILIES
+PLANS = ("Enterprise", "Team", "Starter", "Business", "Pro")
+ENVIRONMENTS = ("Staging", "The preview cluster", "The load test rig", "The demo environment", "QA")
+SIZES = ("small", "medium", "large")
+
+
+def family_pair(generator: Generator, family: str, index: int, attempt: int = 0
+                ) -> tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]:
+    """(older, newer, subjects) of one planted family (see FAMILIES): short facts that share most words.
+
+    Identifiers are unique across the pairs of a family (pair ``index // len(FAMILIES)`` draws from its own
+    range), and ``subjects`` names what the pair's facts are about where words name it, so no two pairs are
+    about the same customer, rack or service by chance: that would be a true value change, not a distinct fact.
+    """
+    rng = random.Random(f"family:{family}:{generator.seed}:{index}:{attempt}")
+    slot = index // len(FAMILIES)
+    topic = rng.choice(generator.topics)
+    k, k2 = rng.sample(topic.keywords, 2)
+    n, ns, tech = rng.choice(FACT_NOUNS), rng.choice(FACT_PURPOSES), rng.choice(topic.tech)
+    a, b = 1000 + 40 * slot + rng.randint(0, 19), 1020 + 40 * slot + rng.randint(0, 19)
+    low_a, low_b = 2 * slot + 1, 2 * slot + 2
+    port_a, port_b = 3000 + 40 * slot + rng.randint(0, 19), 3020 + 40 * slot + rng.randint(0, 19)
+    if rng.random() < 0.5:
+        a, b, low_a, low_b, port_a, port_b = b, a, low_b, low_a, port_b, port_a
+    month, year = rng.choice(MONTHS), rng.randint(2026, 2030)
+    forms: dict[str, tuple[str, str]] = {
+        "customer": (f"Customer {a} is on the {{p}} plan.", f"Customer {b} is on the {{p}} plan."),
+        "rack": (f"Server rack {low_a} is in room B{low_a + 10}.", f"Server rack {low_b} is in room B{low_a + 10}."),
+        "ticket": (f"Ticket {k[:3].upper()}-{a} is assigned to the {k2} team.",
+                   f"Ticket {k[:3].upper()}-{b} is assigned to the {k2} team."),
+        "version": (f"{tech} 3.{low_a} reaches end of life in {month} {year} for the {k} {n}.",
+                    f"{tech} 3.{low_b} reaches end of life in {month} {year} for the {k} {n}."),
+        "host": (f"{k}-{low_a}.internal serves the {k2} {ns} API.", f"{k}-{low_b}.internal serves the {k2} {ns} API."),
+        "rule": (f"Important rule number {low_a}: the service {low_a} must always log {ns} to {tech}.",
+                 f"Important rule number {low_b}: the service {low_b} must always log {ns} to {tech}."),
+        "release": (f"The {year}-{low_a % 12 + 1:02d}-{low_a // 12 % 28 + 1:02d} release of the {k} {n} shipped "
+                    f"the {ns} export.",
+                    f"The {year}-{low_b % 12 + 1:02d}-{low_b // 12 % 28 + 1:02d} release of the {k} {n} shipped "
+                    f"the {ns} export."),
+        "service-port": (f"The {k} service listens on port {port_a}.", f"The {k2} service listens on port {port_b}."),
+        "exception": (f"{{e}} uses the {{s}} instance size for the {k} {n}.",
+                      f"{{e}} uses the {{s}} instance size for the {k} {n}, except during load tests when it must "
+                      f"use {{s2}}."),
+        "instruction": (f"The old {k} deploy script is obsolete.",
+                        f"The old {k} deploy script is obsolete; always use make {k2}-deploy."),
+        "limit": (f"The {k} {n} retries failed {ns} uploads.",
+                  f"The {k} {n} retries failed {ns} uploads up to {low_a} times, then alerts {k2}."),
+        "value-port": (f"The {k} {n} database is on port {port_a}.", f"The {k} {n} database is on port {port_b}."),
+        "value-host": (f"The {k} {ns} API is served from {k2}-{low_a}.internal.",
+                       f"The {k} {ns} API is served from {k2}-{low_b}.internal."),
+    }
+    s, s2 = rng.sample(SIZES, 2)
+    slots = {"p": rng.choice(PLANS), "e": rng.choice(ENVIRONMENTS), "s": s, "s2": "x" + s2}
+    older, newer = (text.format(**slots) for text in forms[family])
+    if family != "host":  # a host name keeps its case
+        older, newer = older[0].upper() + older[1:], newer[0].upper() + newer[1:]
+    base: dict[str, Any] = {"type": "fact", "tags": [k]}
+    if rng.random() < 0.7:
+        base.update(scope="project", project=rng.choice(PROJECTS))
+    else:
+        base["scope"] = "global"
+    subjects = {"service-port": (f"{k} service", f"{k2} service"), "value-port": (f"{k} {n} database",),
+                "value-host": (f"{k} {ns} API",)}.get(family, ())
+    return ({**base, "title": older.rstrip("."), "body": older + "\n"},
+            {**base, "title": newer.rstrip("."), "body": newer + "\n"}, tuple(f"{family}:{s}" for s in subjects))
+
+
 def _normalized(text: str) -> str:
     """Text as the import compares it for "the same text twice" (``vault_engine.format.memory.normalize_text``)."""
     return " ".join(unicodedata.normalize("NFKC", text.strip()).casefold().split())
@@ -1077,7 +1156,7 @@ _DAY = 86_400
 
 
 def plant(generator: Generator, size: int, duplicate_share: float = 0.10, contradictions: int | None = None,
-          second_copy_share: float = 0.10, distinct: int = 0) -> Planted:
+          second_copy_share: float = 0.10, distinct: int = 0, families: int = 0) -> Planted:
     """``size`` records: base memories, ``duplicate_share`` of ``size`` near-duplicates, fact pairs.
 
     Every record is explicit with trust ``learned``; ``created`` and
@@ -1087,10 +1166,11 @@ def plant(generator: Generator, size: int, duplicate_share: float = 0.10, contra
     a second one; originals are of DUPLICATE_TYPES only.  Kinds follow
     DUPLICATE_SHARES and cycle through CONTRADICTION_KINDS.  ``distinct`` pairs of short notes about
     different things that share most words (:func:`distinct_pair`) must neither merge nor supersede.
+    ``families`` pairs of each of FAMILIES (:func:`family_pair`): value families count as reversals.
     """
     pairs = size // 50 if contradictions is None else contradictions
     duplicates = round(size * duplicate_share)
-    base = size - duplicates - 2 * pairs - 2 * distinct
+    base = size - duplicates - 2 * pairs - 2 * distinct - 2 * families * len(FAMILIES)
     if base < 1 or duplicates > base:
         raise ValueError(f"{size} records cannot hold {duplicates} near-duplicates and {pairs} contradiction pairs")
     rng = random.Random(f"plant:{generator.seed}:{size}")
@@ -1166,8 +1246,32 @@ def plant(generator: Generator, size: int, duplicate_share: float = 0.10, contra
             record.update(authority="explicit", trust="learned", created=_stamp(moment), updated=_stamp(moment))
             records.append(record)
         distinct_of[newer["id"]] = older["id"]
+    family_of: dict[str, str] = {}
+    family_pairs: dict[str, str] = {}
+    taken = {_normalized(r["body"]) for r in records}
+    for number in range(families * len(FAMILIES)):
+        family = FAMILIES[number % len(FAMILIES)]
+        for attempt in range(50):  # the import folds a text it already holds into the first copy
+            older, newer, subjects = family_pair(generator, family, number, attempt)
+            if not {_normalized(older["body"]), _normalized(newer["body"]), *subjects} & taken:
+                break
+        taken.update((_normalized(older["body"]), _normalized(newer["body"]), *subjects))
+        pair_rng = random.Random(f"family-time:{generator.seed}:{number}")
+        first = PLANT_EPOCH + pair_rng.uniform(0, 300 * _DAY)
+        then = first + pair_rng.uniform(1, 90) * _DAY
+        older["id"] = generator.memory_id(40_000_000 + 2 * number)
+        newer["id"] = generator.memory_id(40_000_000 + 2 * number + 1)
+        for record, moment in ((older, first), (newer, then)):
+            record.update(authority="explicit", trust="learned", created=_stamp(moment), updated=_stamp(moment))
+            records.append(record)
+            family_of[record["id"]] = family
+        family_pairs[newer["id"]] = older["id"]
+        if family in VALUE_FAMILIES:
+            supersedes[newer["id"]] = older["id"]
+            contradiction_kind[newer["id"]] = family
     return Planted(records, base, duplicate_of, duplicate_kind, supersedes, contradiction_kind,
-                   frozenset(duplicate_of.values()), frozenset(supersedes.values()), distinct_of)
+                   frozenset(duplicate_of.values()), frozenset(supersedes.values()), distinct_of, family_of,
+                   family_pairs)
 
 
 if __name__ == "__main__":  # print a few records: python scripts/synthetic.py [COUNT] [SEED]

@@ -81,7 +81,7 @@ def test_merge_folds_everything_into_the_older_memory(make_vault: Callable[..., 
     survivor = scan.get("m-old")
     assert survivor.path == "memories/global/deploys.md"
     m = survivor.memory
-    assert m.body == DEPLOY + "\n"  # the older text stays
+    assert m.body == DEPLOY_AGAIN + "\n"  # the newer text says all the older one does, and "always"
     assert m.evidence == ({"event": "e-1", "source": "chat"}, {"event": "e-2", "source": "import"},
                           {"merged": "m-new", "source": "import"})
     assert m.proof_count == 5
@@ -279,7 +279,7 @@ def test_merge_drops_the_survivors_links_to_itself_and_to_the_absorbed() -> None
     ("We deploy on Fridays after the standup.", "We no longer deploy on Fridays after the standup.", "negates"),
     ("The build uses webpack for bundling.", "The build switched to vite for bundling.", "marks a change"),
     ("The API listens on port 8080 in production.", "The API listens on port 9090 in production.",
-     "other values"),
+     "same subject, other value (8080 -> 9090)"),
     ("The billing service uses MySQL for invoices.", "The billing service moved its invoices from MySQL to Postgres.",
      "marks a change"),
     ("Setup: clone the repo. The API returns JSON errors. Ask Ana for access.",

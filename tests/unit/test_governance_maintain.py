@@ -22,6 +22,7 @@ from vault_engine.vault import NewMemory, Vault, now
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 DEPLOY = "Deploys run from the main branch with make release."
 DEPLOY_AGAIN = "Deploys run from the main branch with make release, always."
+DEPLOY_REORDERED = "With make release, deploys run from the main branch."  # says nothing DEPLOY does not
 
 
 def md(memory_id: str, title: str, body: str, **keys: Any) -> str:
@@ -336,7 +337,7 @@ SCENARIOS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "merge": ({
         "memories/global/deploys.md": md("m-old", "Deploys", DEPLOY, created=at(-30), proof_count=2,
                                          tags="[deploy]", evidence="[{event: e-1, source: chat}]"),
-        "memories/global/deploys-again.md": md("m-dup", "Deploys", DEPLOY_AGAIN, created=at(-5), tags="[release]",
+        "memories/global/deploys-again.md": md("m-dup", "Deploys", DEPLOY_REORDERED, created=at(-5), tags="[release]",
                                                applied="{ignored: 2}"),
         "memories/global/tax.md": md("m-link", "Tax", "Quarterly tax filings are due in April.", links="[m-dup]"),
     }, ("m-old", "m-dup", "m-link")),

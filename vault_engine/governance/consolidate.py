@@ -1,7 +1,11 @@
 """Consolidation: contradictions, near-duplicate merges and cross-links (tag variants: :mod:`.tags`).
 
 Pairs come from embedding neighbours within one scope and project and are
-judged with word overlap too (``consolidation.*`` in ``memvault.toml``):
+judged with word overlap too (``consolidation.*`` in ``memvault.toml``).
+Before two memories may contradict or merge, :mod:`.subjects` decides
+whether they are about the same thing: identifiers that differ in the
+subject ("customer 1042" / "customer 2077") make distinct facts, which
+neither supersede nor merge (they may link as related):
 
 - a newer memory that **contradicts** an older one (a negation or an update
   marker the other lacks, or the same sentence with other numbers)
@@ -12,7 +16,8 @@ judged with word overlap too (``consolidation.*`` in ``memvault.toml``):
   merge_similarity``) of one trust level merge into the older memory (an
   explicit one wins over an inferred one): evidence, sources, tags, links,
   counters and ``proof_count`` are folded in, links elsewhere re-pointed, and
-  the newer file goes to the trash pointing at the survivor.  Memories of
+  the newer file goes to the trash pointing at the survivor, whose text
+  gains what only the absorbed one said (:mod:`.clauses`).  Memories of
   different trust never merge (an external copy would make a trusted memory
   external, which search and context then leave out); two short notes that
   each say something the other does not merge only when close in meaning
@@ -32,6 +37,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import cast
 
+from ..config import ConsolidationSettings
 from ..format.memory import TRUSTS, Memory, normalize_text
 from ..format.value import SYNTHESIS_SOURCE
 from ..index.fulltext import STOPWORDS
@@ -40,8 +46,10 @@ from ..retrieval.statements import NUMBER as _NUMBER
 from ..retrieval.threads import thread_of
 from .actions import Action, Change, View, merge_changes
 from .classify import moment_key
+from .clauses import united_text
 from .links import link_targets, resolve_link
 from .similarity import Similarity, group_of, text_similarity, words
+from .subjects import distinct, judge
 
 TRUST_RANK = {t: len(TRUSTS) - n for n, t in enumerate(TRUSTS)}  # system 3 > learned 2 > external 1
 LIFECYCLE_RANK = {"superseded": 0, "trial": 1, "proven": 2}
@@ -140,6 +148,8 @@ def contradicts(older: Memory, newer: Memory) -> str | None:
     "switched", "now", ...) about something else, or when only numbers differ.
     A sentence dropped or added without a counterpart is an omission, not a
     reversal, and rewording that keeps a negation on both sides is a paraphrase.
+    Distinct facts (:func:`.subjects.distinct`: another customer, rack, rule
+    number) never reverse each other.
     """
     old_sentences, new_sentences = _sentences(older), _sentences(newer)
     old_seen = {normalize_text(s) for s in old_sentences}
@@ -155,13 +165,20 @@ def contradicts(older: Memory, newer: Memory) -> str | None:
             ((_overlap(content, c), t, c) for t, c in old_changed), key=lambda item: item[0])
         if overlap < _COUNTERPART:
             continue
+        why = None
         if (_NEGATION.search(sentence) is None) != (_NEGATION.search(counterpart) is None):
-            return "one states what the other negates"
-        if _UPDATE.search(sentence) and not _UPDATE.search(counterpart) and content != counterpart_content:
-            return "the newer one marks a change"
-        numbers, old_numbers = set(_NUMBER.findall(sentence)), set(_NUMBER.findall(counterpart))
-        if numbers and old_numbers and numbers != old_numbers and content == counterpart_content:
-            return "the same statement with other values"
+            why = "one states what the other negates"
+        elif _UPDATE.search(sentence) and not _UPDATE.search(counterpart) and content != counterpart_content:
+            why = "the newer one marks a change"
+        else:
+            numbers, old_numbers = set(_NUMBER.findall(sentence)), set(_NUMBER.findall(counterpart))
+            if numbers and old_numbers and numbers != old_numbers and content == counterpart_content:
+                why = "the same statement with other values"
+        if why is not None:  # asked only now: most pairs reverse nothing
+            judged = judge(older, newer)
+            if judged.distinct is not None:
+                return None
+            return judged.reason() if why.startswith("the same statement") and judged.values else why
     return None
 
 
@@ -309,6 +326,8 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
             continue
         if pair.older.trust != pair.newer.trust or contradicts(pair.older, pair.newer):
             continue
+        if distinct(pair.older, pair.newer) is not None:
+            continue
         if distinct_notes(pair, settings.short_words, settings.short_cosine):
             continue
         parent.setdefault(pair.older.id, pair.older.id)
@@ -335,8 +354,13 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
         for absorbed in sorted((m for m in members if m.id != survivor.id), key=lambda m: (_created(m), m.id)):
             if ("merge", frozenset({survivor.id, absorbed.id})) in view.vetoes:
                 continue  # a person undid this merge: nothing of it is folded into the survivor
+            if distinct(*_order(survivor, absorbed)) is not None:
+                continue  # joined through a third memory, yet about another thing: it stays on its own
             current = state.get(survivor.id, survivor)
             folded = fold(current, absorbed)
+            united = united_text(current, absorbed) if folded else None
+            if united is not None:
+                folded.update(united[0])
             if folded:  # no link of the survivor to itself or to the trashed copy, wikilinks included
                 folded["links"] = tuple(link for link in cast(tuple[str, ...], folded["links"])
                                         if resolve_link(link, stems, view.active) not in (survivor.id, absorbed.id))
@@ -355,6 +379,8 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
                 state[other_id] = other.replace(links=relinked)
             found = pairs.get(frozenset((survivor.id, absorbed.id)))
             detail = f"cosine {found.cosine:.2f}, words {found.text:.2f}" if found else "same cluster"
+            if united is not None:
+                detail += f"; keeps what only it said: {united[1]}"
             out.append(Action(
                 "merge", survivor.id, f"absorbs near-duplicate {absorbed.id} ({detail})",
                 changes=merge_changes(c for c in changes if c is not None), trash=(absorbed.id,),
@@ -364,6 +390,15 @@ def plan_merges(view: View, similarity: Similarity) -> list[Action]:
 
 
 # ---------------------------------------------------------------- cross-links
+
+
+def _why_apart(a: Memory, b: Memory, settings: ConsolidationSettings) -> str:
+    """"; distinct: they name different customers (1042, 2077)" for two memories that share most words
+    yet are distinct facts (why they link rather than merge), else ""."""
+    if text_similarity(a, b) < settings.conflict_text_similarity:
+        return ""
+    why = distinct(*_order(a, b))
+    return f"; {why}" if why else ""
 
 
 def plan_links(view: View, similarity: Similarity) -> list[Action]:
@@ -413,7 +448,8 @@ def plan_links(view: View, similarity: Similarity) -> list[Action]:
         change = Change.of(memory, links=(*memory.links, *added[memory_id]))
         if change is None:
             continue
-        shown = ", ".join(f"{b} ({reasons[(memory_id, b)]:.2f})" for b in added[memory_id])
+        shown = ", ".join(f"{b} ({reasons[(memory_id, b)]:.2f}{_why_apart(memory, governed[b], settings)})"
+                          for b in added[memory_id])
         out.append(Action("link", memory_id, f"related: {shown}", changes=(change,),
                           related=tuple(added[memory_id])))
     return out

@@ -41,6 +41,7 @@ from .classify import (
 )
 from .consolidate import TRUST_RANK, Pair, contradicts, distinct_notes
 from .similarity import Similarity, text_similarity
+from .subjects import distinct
 from .tiers import hot_memories, usage
 
 
@@ -143,7 +144,7 @@ def plan_redundant(view: View, similarity: Similarity) -> list[Action]:
             older, newer = sorted((memory, other), key=lambda m: (moment_key(m.created), m.id))
             pair = Pair(older, newer, cosine, text_similarity(memory, other))
             if (pair.combined < consolidation.merge_similarity or pair.text < consolidation.text_similarity
-                    or contradicts(older, newer)
+                    or contradicts(older, newer) or distinct(older, newer) is not None
                     or distinct_notes(pair, consolidation.short_words, consolidation.short_cosine)):
                 continue
             change = Change.of(memory, tier="cold")
