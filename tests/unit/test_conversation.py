@@ -330,6 +330,27 @@ def test_one_off_instructions_are_not_buffered(vault: Vault) -> None:
     assert "Use tabs" in episodes(vault)[0].body
 
 
+@pytest.mark.parametrize("text", ["Not this time, skip the linter.",
+                                  "Never mind, not this time: skip the linter just for today."])
+def test_an_order_after_its_occasion_is_a_one_off_as_add_says(vault: Vault, text: str) -> None:
+    """``memvault add`` refuses both; ingest kept them as episodes (the occasion led in by other words)."""
+    assert vault_add_refuses(vault, text)
+    result = ingest(vault, turns("Use tabs in this repo", text, "Run the linter"), llm=ScriptedLlm(), flush=True)
+    assert result.one_off == 1 and result.buffered == 2
+    assert b"skip the linter" not in vault_bytes(vault)
+
+
+def vault_add_refuses(vault: Vault, text: str) -> bool:
+    from vault_engine.errors import VaultError
+    from vault_engine.vault import NewMemory
+
+    try:
+        vault.add(NewMemory(text))
+    except VaultError:
+        return True
+    return False
+
+
 @pytest.mark.parametrize("text", [
     "I went to the support group just this once, and it changed my life.",
     "Caroline: Only for now, I'm staying with my parents until the lease starts.",

@@ -49,11 +49,20 @@ def is_one_off_instruction(turn: Turn) -> bool:
     ``memvault add`` refuse a text (:func:`~vault_engine.format.text.is_one_off`),
     the occasion first or last ("Today, use the staging database").
     """
-    if turn.role != "user" or len(turn.content) > _ONE_OFF_MAX_CHARS or not is_one_off(turn.content):
+    phrase = is_one_off(turn.content) if turn.role == "user" and len(turn.content) <= _ONE_OFF_MAX_CHARS else None
+    if phrase is None:
         return False
-    words = _OCCASION_LEAD.sub("", turn.content.strip(), count=1).split(maxsplit=1)
-    first = words[0].strip(",.!:;\"'").casefold() if words else ""
-    return first in _IMPERATIVE
+    text = turn.content.strip()
+    # The order comes first ("Skip the tests, just this once"), or right after the occasion, however it
+    # is led in ("Today, use ...", "Not this time, skip ...", "Never mind, not this time: skip ...").
+    after = text[text.casefold().find(phrase.casefold()) + len(phrase):]
+    return any(_first_word(part) in _IMPERATIVE
+               for part in (_OCCASION_LEAD.sub("", text, count=1), after.lstrip(" ,:;-\u2014")))
+
+
+def _first_word(text: str) -> str:
+    words = text.split(maxsplit=1)
+    return words[0].strip(",.!:;\"'").casefold() if words else ""
 
 
 def check_session(name: str) -> str:
