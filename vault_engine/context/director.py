@@ -421,7 +421,8 @@ def _search_relevance(vault: Vault) -> Callable[[TaskRequest, str | None], list[
     def relevance(request: TaskRequest, project: str | None) -> list[str]:
         from ..retrieval.searcher import SearchRequest
 
-        result = vault.search(SearchRequest(request.task, limit=SEARCH_DEPTH, project=project, path=request.path))
+        result = vault.search(SearchRequest(request.task, limit=SEARCH_DEPTH, project=project, path=request.path,
+                                            keep_vector=True))
         settings = vault.config.context
         # Ranked hits are not all relevant (a small vault returns everything): a memory counts
         # when its meaning is close enough, or when it shares words with the task and is not
