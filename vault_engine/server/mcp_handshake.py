@@ -1,0 +1,198 @@
+"""``memvault mcp``'s handshake answered before the MCP library (or the command line) is loaded.
+
+An agent starts ``memvault mcp`` and waits for its answer to ``initialize`` before it goes
+on (Claude Code and Codex show their first prompt only once their MCP servers answered).
+Loading the MCP library's models takes ~0.4 s and the command line ~0.2 s, and the answer
+depends on neither: it is the server's name, version, description, instructions and
+capabilities (tools), and the protocol version negotiated as the library negotiates it.
+
+So :func:`answer_early` (called by :func:`vault_engine.cli.main` before the command line
+is parsed) reads the client's first line itself, and when it is an ``initialize`` request
+of the handshake era answers it at once, with the bytes the library would write.  Then
+the real server starts as before, and is handed the same line first (:func:`taken`): it
+negotiates and records the session exactly as if it had read it, and its own answer to
+it, which the client already has, is left out of stdout
+(:class:`~vault_engine.server.mcp.stdio.StdoutLines`; logged if it ever differs).
+Anything else (a request of the 2026-07-28 per-request era, a malformed first line, help,
+an option this does not know) is only handed over, unanswered.
+
+Nothing but the standard library and what the hooks' fast path loaded already is imported here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..agents.hooks import find_vault
+from ..config import environment
+
+SERVER_NAME = "memvault"
+TITLE = "memvault"
+DESCRIPTION = "A file-based memory vault: markdown memories, hybrid search, governed context."
+# The revisions the MCP library negotiates through initialize (mcp_types.HANDSHAKE_PROTOCOL_VERSIONS,
+# oldest to newest; a test keeps them equal): the client's when it is one of them, else the newest.
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
+MAX_LINE = 1 << 20  # bytes of a first line read here; past it the line is handed over unanswered
+
+INSTRUCTIONS = """\
+memvault is the user's long-term memory: preferences, conventions, facts and procedures \
+kept as markdown files across conversations and projects.
+
+- At the start of a task, call memory_context with a one-line task description (and the \
+file path you will work on, when known). Follow its "Always apply" memories; open a \
+"May apply" entry with memory_read only when it looks relevant.
+- To look something up, call memory_search: it returns ids, titles, one-line summaries and \
+why each matched. Then read progressively with memory_read: depth 0 (summary), 1 (detail \
+and metadata, the default), 2 (the full body, can be long) only when you need the exact text.
+- When the user states a lasting fact, preference, convention or procedure, store it with \
+memory_remember (not one-off instructions for the current task); it is kept for the \
+repository the server was started in unless you set scope "global" (for what holds in every \
+project, such as the user's own preferences). When a memory turns out to be wrong, fix it \
+with memory_correct (the old version is kept, superseded); remove one with memory_forget (it \
+goes to the trash and can be restored).
+- Context and search cover that repository and the global memories; memory_search with \
+all_projects true looks in every project.
+- After a task in which you applied memories delivered by memory_context, report each one \
+with memory_feedback, passing the manifest's application id and the outcome.
+"""
+
+_FLAGS = ("--no-watch", "--no-http", "--json")  # what `memvault [--vault DIR] mcp` may carry besides values
+_VALUED = ("--vault", "--project")
+
+
+@dataclass(frozen=True, slots=True)
+class Early:
+    """The first line read from stdin, and the answer already written to it (None: none was)."""
+
+    line: str
+    request_id: int | str | None = None
+    answer: str | None = None
+
+
+_early: Early | None = None  # read by this process's main, taken once by the server it starts
+_signalled: list[int] = []  # SIGTERM or SIGINT received between the early answer and the server's own handler
+
+
+def version() -> str:
+    """memvault's version as the server reports it (the installed package's, as ``memvault --version``)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("memvault")
+    except PackageNotFoundError:
+        return "0"
+
+
+def initialize_result(requested: object) -> dict[str, Any]:
+    """The ``initialize`` result for a client asking for protocol version ``requested``."""
+    negotiated = requested if isinstance(requested, str) and requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+    return {"capabilities": CAPABILITIES, "instructions": INSTRUCTIONS, "protocolVersion": negotiated,
+            "serverInfo": {"description": DESCRIPTION, "name": SERVER_NAME, "title": TITLE, "version": version()}}
+
+
+def response_line(request_id: int | str, result: dict[str, Any]) -> str:
+    """A JSON-RPC response as the MCP library writes it on stdio: compact, the result's keys sorted."""
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":"),
+                      sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def handshake(line: str) -> tuple[int | str, str] | None:
+    """The request id and the answer line for a first line that is a well-formed ``initialize`` of the
+    handshake era; None for anything else (the server answers it, or refuses it, itself)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "initialize":
+        return None
+    request_id, params = message.get("id"), message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not isinstance(params, dict):
+        return None
+    client = params.get("clientInfo")
+    if (not isinstance(params.get("protocolVersion"), str) or not isinstance(params.get("capabilities"), dict)
+            or not isinstance(client, dict) or not isinstance(client.get("name"), str)
+            or not isinstance(client.get("version"), str) or "_meta" in params):
+        return None
+    return request_id, response_line(request_id, initialize_result(params["protocolVersion"]))
+
+
+def serves_mcp(argv: list[str]) -> Path | bool:
+    """Whether ``argv`` is ``[--vault DIR] mcp [OPTIONS]`` with only options this knows: the explicit vault
+    folder (a Path), True without one, False for anything else."""
+    args, vault, seen_mcp = list(argv), None, False
+    while args:
+        arg = args.pop(0)
+        name, has_value, value = arg.partition("=")
+        if arg == "mcp" and not seen_mcp:
+            seen_mcp = True
+        elif name in _VALUED and (seen_mcp or name == "--vault"):
+            if not has_value:
+                if not args:
+                    return False
+                value = args.pop(0)
+            if name == "--vault":
+                vault = Path(value).expanduser()
+        elif arg in _FLAGS and (seen_mcp or arg == "--json"):
+            continue
+        else:
+            return False
+    if not seen_mcp:
+        return False
+    return vault if vault is not None else True
+
+
+def answer_early(argv: list[str]) -> None:
+    """For ``memvault mcp`` with a vault there already, with a client on stdin (not a terminal): read the
+    client's first line and answer it when it is the handshake (see the module's docstring)."""
+    global _early
+    served = serves_mcp(argv)
+    if served is False or os.isatty(0):
+        return
+    if find_vault(str(served) if isinstance(served, Path) else None, environment(), Path.cwd()) is None:
+        return  # no such vault yet: the command line creates it, or says what is wrong, before any answer
+    line = _read_line(0)
+    found = handshake(line) if line.endswith("\n") else None
+    if found is None:
+        _early = Early(line)
+        return
+    request_id, answer = found
+    # The client may stop the server as soon as it has the answer, before the server listens for signals:
+    # such a signal is kept for the server (it then stops as it would have), not taken as an abrupt death.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda received, _frame: _signalled.append(received))
+    data = answer.encode("utf-8")
+    while data:
+        data = data[os.write(1, data):]
+    _early = Early(line, request_id, answer)
+
+
+def taken() -> Early | None:
+    """The first line read (and maybe answered) by :func:`answer_early`, given once to the server."""
+    global _early
+    early, _early = _early, None
+    return early
+
+
+def signalled() -> int | None:
+    """The stopping signal received since the early answer, if any (see :func:`answer_early`)."""
+    return _signalled[0] if _signalled else None
+
+
+def _read_line(fd: int) -> str:
+    """One line from ``fd``, a byte at a time: nothing after its newline is taken from the server's reader."""
+    data = bytearray()
+    while len(data) < MAX_LINE:
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        data += byte
+        if byte == b"\n":
+            break
+    return data.decode("utf-8", errors="replace")
