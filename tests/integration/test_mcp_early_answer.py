@@ -20,6 +20,10 @@ LIBRARY_ONLY = ("import sys\nfrom vault_engine.cli import commands\n"
                 "commands().main(sys.argv[1:], prog_name='memvault')")
 
 
+# Answered by the server only: once its answer is read, the server has answered (and left out) the others.
+PING = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}) + "\n"
+
+
 def clean_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMVAULT_", "ANTHROPIC_"))}
     return {**env, "HOME": str(home), "MEMVAULT_SERVER_WARM_MINUTES": "0"}
@@ -74,19 +78,47 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
 
 
 @pytest.mark.parametrize("version", [*HANDSHAKE_VERSIONS, "1999-01-01"])
-def test_the_early_answer_is_the_librarys_byte_for_byte_and_the_session_goes_on(
+def test_the_early_answers_are_the_librarys_byte_for_byte_and_the_session_goes_on(
         vault: tuple[Path, dict[str, str]], version: str) -> None:
     root, env = vault
     args = ["--vault", str(root), "mcp", "--no-watch", "--no-http"]
     session = [hello(version), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
-               json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n"]
-    early, log = exchange([sys.executable, "-m", "vault_engine", *args], session, 2, env, root.parent)
-    library, _ = exchange([sys.executable, "-c", LIBRARY_ONLY, *args], session, 2, env, root.parent)
-    assert early[0] == library[0]  # initialize: the same bytes
-    assert json.loads(early[0])["result"]["protocolVersion"] == (version if version in HANDSHAKE_VERSIONS
+               json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n", PING]
+    library, _ = exchange([sys.executable, "-c", LIBRARY_ONLY, *args], session, 3, env, root.parent)
+    first, log = exchange([sys.executable, "-m", "vault_engine", *args], session, 3, env, root.parent)
+    assert first == library  # initialize (early) and tools/list (the server's, then kept): the same bytes, once
+    assert json.loads(first[0])["result"]["protocolVersion"] == (version if version in HANDSHAKE_VERSIONS
                                                                  else HANDSHAKE_VERSIONS[-1])
-    assert early[1] == library[1] and len(json.loads(early[1])["result"]["tools"]) == 7  # tools/list, once
-    assert "differs" not in log and "Traceback" not in log
+    assert len(json.loads(first[1])["result"]["tools"]) == 7
+    assert any(kept_for(path, library[1]) for path in (Path(env["HOME"]) / ".cache" / "memvault").glob("mcp-tools-*"))
+    second, log2 = exchange([sys.executable, "-m", "vault_engine", *args], session, 3, env, root.parent)
+    assert second == library  # now tools/list too is answered from what was kept
+    assert "differs" not in log + log2 and "Traceback" not in log + log2
+
+
+def test_a_kept_tools_list_is_what_is_answered_early_and_a_wrong_one_is_replaced(
+        vault: tuple[Path, dict[str, str]]) -> None:
+    root, env = vault
+    args = ["--vault", str(root), "mcp", "--no-watch", "--no-http"]
+    session = [hello("2025-11-25", "a"), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
+               json.dumps({"jsonrpc": "2.0", "id": "b", "method": "tools/list", "params": {}}) + "\n", PING]
+    library, _ = exchange([sys.executable, "-m", "vault_engine", *args], session, 3, env, root.parent)
+    kept = [path for path in (Path(env["HOME"]) / ".cache" / "memvault").glob("mcp-tools-*.json")
+            if kept_for(path, library[1])]
+    assert kept
+    for path in kept:  # as if another release had written them
+        path.write_text(path.read_text().replace("memory_context", "memory_kontext"))
+    early, log = exchange([sys.executable, "-m", "vault_engine", *args], session, 3, env, root.parent)
+    assert early[0] == library[0] and b"memory_kontext" in early[1]  # answered from the file, before the server
+    assert "an answer given early differs from the server's" in log
+    again, log = exchange([sys.executable, "-m", "vault_engine", *args], session, 3, env, root.parent)
+    assert again == library and "differs" not in log  # the server's own answer was kept in its place
+
+
+def kept_for(path: Path, answer: bytes) -> bool:
+    """Whether ``path`` keeps ``answer`` (a tools/list answer to another id)."""
+    kept, given = json.loads(path.read_text()), json.loads(answer)
+    return bool(kept["result"] == given["result"])
 
 
 def test_a_first_line_that_is_not_the_handshake_is_answered_by_the_server_as_before(

@@ -80,3 +80,30 @@ def test_anything_but_a_plain_initialize_is_left_to_the_server(first: str) -> No
 ])
 def test_only_a_command_line_it_knows_to_be_mcp_is_answered_early(argv: list[str], expected: Path | bool) -> None:
     assert serves_mcp(argv) == expected
+
+
+def test_only_a_first_page_tools_list_request_is_recognised() -> None:
+    from vault_engine.server.mcp_handshake import tools_request
+
+    assert tools_request(line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})) == 2
+    assert tools_request(line({"jsonrpc": "2.0", "id": "x", "method": "tools/list", "params": {}})) == "x"
+    assert tools_request(line({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "c"}})) is None
+    assert tools_request(line({"jsonrpc": "2.0", "method": "tools/list"})) is None
+    assert tools_request(line({"jsonrpc": "2.0", "id": 2, "method": "tools/call"})) is None
+    assert tools_request("garbage\n") is None
+
+
+def test_a_tools_list_answer_is_kept_without_its_id_and_given_back_under_the_next_one(tmp_path: Path) -> None:
+    from vault_engine.server.mcp_handshake import KEPT_ID, _kept_tools, keep_tools
+
+    answer = '{"jsonrpc":"2.0","id":"req-1","result":{"tools":[{"name":"memory_search"}]}}\n'
+    path = tmp_path / "cache" / "mcp-tools-x.json"
+    assert keep_tools(path, "req-1", answer)
+    kept = _kept_tools(path)
+    assert kept == '{"jsonrpc":"2.0",' + KEPT_ID + '"result":{"tools":[{"name":"memory_search"}]}}\n'
+    assert kept.replace(KEPT_ID, '"id":"req-1",', 1) == answer
+    paged = '{"jsonrpc":"2.0","id":3,"result":{"tools":[],"nextCursor":"2"}}\n'
+    assert not keep_tools(tmp_path / "paged.json", 3, paged)  # a first page of several is not the list
+    assert not keep_tools(tmp_path / "other.json", 4, answer)  # not the answer to that request
+    path.write_text("something else\n")
+    assert _kept_tools(path) is None

@@ -8,13 +8,18 @@ capabilities (tools), and the protocol version negotiated as the library negotia
 
 So :func:`answer_early` (called by :func:`vault_engine.cli.main` before the command line
 is parsed) reads the client's first line itself, and when it is an ``initialize`` request
-of the handshake era answers it at once, with the bytes the library would write.  Then
-the real server starts as before, and is handed the same line first (:func:`taken`): it
-negotiates and records the session exactly as if it had read it, and its own answer to
-it, which the client already has, is left out of stdout
-(:class:`~vault_engine.server.mcp.stdio.StdoutLines`; logged if it ever differs).
-Anything else (a request of the 2026-07-28 per-request era, a malformed first line, help,
-an option this does not know) is only handed over, unanswered.
+of the handshake era answers it at once, with the bytes the library would write.  The
+client's next request is ``tools/list``, whose answer depends on nothing but the code:
+the library's own answer, as the previous start of this release wrote it, is kept in
+memvault's cache folder (``mcp-tools-DIGEST.json``, the digest of the release, the MCP
+library's version, the protocol version and the modules that define the tools), and when
+it is there ``tools/list`` is answered from it as well.  Then the real server starts as
+before, and is handed the same lines first (:func:`taken`): it negotiates and records the
+session exactly as if it had read them, and its own answers to them, which the client
+already has, are left out of stdout (:class:`~vault_engine.server.mcp.stdio.StdoutLines`;
+logged, and the kept answer replaced, if one ever differs).  Anything else (a request of
+the 2026-07-28 per-request era, a malformed first line, help, an option this does not
+know) is only handed over, unanswered.
 
 Nothing but the standard library and what the hooks' fast path loaded already is imported here.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +45,11 @@ DESCRIPTION = "A file-based memory vault: markdown memories, hybrid search, gove
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
 MAX_LINE = 1 << 20  # bytes of a first line read here; past it the line is handed over unanswered
+READ_AHEAD = 0.5  # seconds the next request is waited for, after initialize, when tools/list can be answered
+TOOLS_FILE = "mcp-tools-{}.json"  # in memvault's cache folder: the library's tools/list answer, kept
+# The modules whose code the tool list is made of (beside the MCP library): a change to one is a new list.
+TOOL_SOURCES = ("server/mcp/tools.py", "server/mcp/stdio.py", "server/requests.py", "format/kinds.py", "limits.py")
+PACKAGE = Path(__file__).resolve().parent.parent
 
 INSTRUCTIONS = """\
 memvault is the user's long-term memory: preferences, conventions, facts and procedures \
@@ -68,11 +79,11 @@ _VALUED = ("--vault", "--project")
 
 @dataclass(frozen=True, slots=True)
 class Early:
-    """The first line read from stdin, and the answer already written to it (None: none was)."""
+    """The lines read from stdin before the server started, and the answers already written to them."""
 
-    line: str
-    request_id: int | str | None = None
-    answer: str | None = None
+    lines: tuple[str, ...]
+    answers: dict[int | str, str]  # request id -> the answer line written
+    tools_file: Path | None = None  # where the server keeps its tools/list answer for the next start
 
 
 _early: Early | None = None  # read by this process's main, taken once by the server it starts
@@ -150,27 +161,110 @@ def serves_mcp(argv: list[str]) -> Path | bool:
 
 def answer_early(argv: list[str]) -> None:
     """For ``memvault mcp`` with a vault there already, with a client on stdin (not a terminal): read the
-    client's first line and answer it when it is the handshake (see the module's docstring)."""
+    client's first line and answer it when it is the handshake, then ``tools/list`` when its answer is
+    kept (see the module's docstring)."""
     global _early
     served = serves_mcp(argv)
     if served is False or os.isatty(0):
         return
-    if find_vault(str(served) if isinstance(served, Path) else None, environment(), Path.cwd()) is None:
+    root = find_vault(str(served) if isinstance(served, Path) else None, environment(), Path.cwd())
+    if root is None:
         return  # no such vault yet: the command line creates it, or says what is wrong, before any answer
     line = _read_line(0)
     found = handshake(line) if line.endswith("\n") else None
     if found is None:
-        _early = Early(line)
+        _early = Early((line,), {})
         return
     request_id, answer = found
     # The client may stop the server as soon as it has the answer, before the server listens for signals:
     # such a signal is kept for the server (it then stops as it would have), not taken as an abrupt death.
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda received, _frame: _signalled.append(received))
-    data = answer.encode("utf-8")
+    _write(answer)
+    lines, answers = [line], {request_id: answer}
+    tools_file = _tools_file(root, json.loads(answer)["result"]["protocolVersion"])
+    kept = _kept_tools(tools_file) if tools_file is not None else None
+    while kept is not None and len(lines) < 3 and select.select([0], [], [], READ_AHEAD)[0]:
+        line = _read_line(0)
+        lines.append(line)
+        listed = tools_request(line)
+        if listed is not None:
+            answers[listed] = kept.replace(KEPT_ID, f'"id":{json.dumps(listed, ensure_ascii=False)},', 1)
+            _write(answers[listed])
+        if not line.endswith("\n") or _method(line) != "notifications/initialized":
+            break
+    _early = Early(tuple(lines), answers, tools_file)
+
+
+KEPT_ID = '"id":0,'  # the request id in a kept tools/list answer
+
+
+def tools_request(line: str) -> int | str | None:
+    """The id of a ``tools/list`` request for the first page; None for any other line."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "tools/list":
+        return None
+    request_id, params = message.get("id"), message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or params not in (None, {}):
+        return None
+    return request_id
+
+
+def keep_tools(path: Path, request_id: int | str, line: str) -> bool:
+    """Keep the library's answer ``line`` to ``tools/list`` request ``request_id`` for the next start; whether it
+    was kept (only a complete first page is)."""
+    head = f'{{"jsonrpc":"2.0","id":{json.dumps(request_id, ensure_ascii=False)},"result":{{"tools":['
+    if not line.startswith(head) or not line.endswith("\n") or "nextCursor" in json.loads(line)["result"]:
+        return False
+    from ..fsio import write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, '{"jsonrpc":"2.0",' + KEPT_ID + line[len(head) - len('"result":{"tools":['):])
+    except OSError:
+        return False
+    return True
+
+
+def _kept_tools(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if text.startswith('{"jsonrpc":"2.0",' + KEPT_ID) and text.endswith("\n") else None
+
+
+def _tools_file(root: Path, protocol: str) -> Path | None:
+    """Where the tools/list answer of this code and this protocol version is kept (None: cannot tell)."""
+    import hashlib
+    from importlib.metadata import version as installed
+
+    from ..config import cache_folder, load
+
+    try:
+        digest = hashlib.sha256(f"{version()}\0{installed('mcp')}\0{protocol}".encode())
+        for name in TOOL_SOURCES:
+            digest.update((PACKAGE / name).read_bytes())
+        return cache_folder(load(root).cache) / TOOLS_FILE.format(digest.hexdigest()[:16])
+    except Exception:  # a missing file or package, or a config error (the server's to report): nothing kept
+        return None
+
+
+def _method(line: str) -> object:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message.get("method") if isinstance(message, dict) else None
+
+
+def _write(line: str) -> None:
+    data = line.encode("utf-8")
     while data:
         data = data[os.write(1, data):]
-    _early = Early(line, request_id, answer)
 
 
 def taken() -> Early | None:

@@ -10,16 +10,27 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...agents.captures import keep_kicking
 from ...config import environment
 from ...errors import VaultError
-from ..mcp_handshake import DESCRIPTION, INSTRUCTIONS, SERVER_NAME, TITLE, Early, signalled, taken, version
+from ..mcp_handshake import (
+    DESCRIPTION,
+    INSTRUCTIONS,
+    SERVER_NAME,
+    TITLE,
+    Early,
+    keep_tools,
+    signalled,
+    taken,
+    version,
+)
 from ..project import CurrentProject
 from ..service import MemoryService
 from .calls import call_tool, failure
@@ -124,8 +135,8 @@ class StdinLines:
     can swallow protocol bytes.
     """
 
-    def __init__(self, first: str | None = None) -> None:
-        self._first = first  # a line read from the wire before (see mcp_handshake), given out first
+    def __init__(self, first: Sequence[str] = ()) -> None:
+        self._first = tuple(first)  # lines read from the wire before (see mcp_handshake), given out first
         self._wire = os.dup(0)
         null = os.open(os.devnull, os.O_RDONLY)
         try:
@@ -157,8 +168,8 @@ class StdinLines:
             with contextlib.suppress(Exception):
                 anyio.from_thread.run_sync(send.close, token=token)
 
-        if self._first:
-            await send.send(self._first)
+        for line in self._first:
+            await send.send(line)
         threading.Thread(target=pump, name="memvault-stdin", daemon=True).start()
         async with receive:
             async for line in receive:
@@ -167,16 +178,18 @@ class StdinLines:
 
 class StdoutLines:
     """The protocol's output when the handshake was answered early (:mod:`..mcp_handshake`): the server's
-    own answer to that ``initialize`` is left out (the client has it), every other line written.
+    own answers to the requests answered early are left out (the client has them), every other line written;
+    the server's answer to ``tools/list`` is kept for the next start.
 
     Like the library's own stdout, it writes to a private copy of fd 1 while fd 1 points at stderr,
     so stray output of a child process never lands in the protocol.  An answer of the server that
-    is not the one sent early is logged: the early answer is meant to be the same bytes.
+    is not the one sent early is logged (and a kept tools/list answer replaced): the early answers
+    are meant to be the same bytes.
     """
 
     def __init__(self, early: Early) -> None:
-        self._early = early
-        self._skipping = early.answer is not None
+        self._pending = dict(early.answers)  # request id -> the answer the client has
+        self._tools_file = early.tools_file  # None once kept (or when it cannot be)
         self._wire = os.dup(1)
         os.dup2(2, 1)
         self._out = os.fdopen(self._wire, "w", encoding="utf-8", closefd=False)
@@ -188,17 +201,21 @@ class StdoutLines:
         os.dup2(self._wire, 1)
 
     def _leaves_out(self, text: str) -> bool:
-        if not self._skipping:
+        if not self._pending and self._tools_file is None:
             return False
-        try:
-            message = json.loads(text)
-        except ValueError:
+        match = _ANSWER.match(text)
+        if match is None:
             return False
-        if not isinstance(message, dict) or message.get("id") != self._early.request_id or "method" in message:
+        request_id = json.loads(match.group(1))
+        sent = self._pending.pop(request_id, None)
+        if self._tools_file is not None and text.startswith(match.group(0) + '{"tools":['):
+            if sent != text:  # none was kept yet, or the code changed under the same digest
+                keep_tools(self._tools_file, request_id, text)
+            self._tools_file = None
+        if sent is None:
             return False
-        self._skipping = False
-        if message != json.loads(self._early.answer or "null"):
-            log.warning("the handshake answered early differs from the server's: %s", text.strip()[:500])
+        if sent != text:
+            log.warning("an answer given early differs from the server's: %s", text.strip()[:500])
         return True
 
     async def write(self, text: str) -> int:
@@ -212,6 +229,10 @@ class StdoutLines:
         import anyio.to_thread
 
         await anyio.to_thread.run_sync(self._out.flush)
+
+
+# A result, as the library writes it (its id: a number or a string).
+_ANSWER = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"result":')
 
 
 async def serve_stdio(server: Server[Any], stdin: StdinLines | None = None, stdout: StdoutLines | None = None) -> None:
@@ -296,8 +317,8 @@ def run(vault_path: str | None, *, watch: bool = True, project: str | None = Non
     stop_kicking = threading.Event()
     keep_kicking(service.vault.root, stop_kicking)
     early = taken()
-    stdin = StdinLines(early.line if early is not None else None)
-    stdout = StdoutLines(early) if early is not None and early.answer is not None else None
+    stdin = StdinLines(early.lines if early is not None else ())
+    stdout = StdoutLines(early) if early is not None and early.answers else None
     try:
         anyio.run(serve_stdio, server, stdin, stdout)
     finally:
