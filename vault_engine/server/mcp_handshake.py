@@ -87,7 +87,8 @@ class Early:
 
 
 _early: Early | None = None  # read by this process's main, taken once by the server it starts
-_signalled: list[int] = []  # SIGTERM or SIGINT received between the early answer and the server's own handler
+_signalled: list[int] = []  # SIGTERM or SIGINT received while the server was set up (see defer_signals)
+LOG_PREFIX = "memvault mcp: "  # of every line the server logs to stderr
 
 
 def version() -> str:
@@ -176,10 +177,10 @@ def answer_early(argv: list[str]) -> None:
         _early = Early((line,), {})
         return
     request_id, answer = found
-    # The client may stop the server as soon as it has the answer, before the server listens for signals:
-    # such a signal is kept for the server (it then stops as it would have), not taken as an abrupt death.
+    # The client may stop the server as soon as it has the answers, while the server still loads: it then
+    # stops at once, saying so as it would have (nothing was started yet; see also defer_signals).
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda received, _frame: _signalled.append(received))
+        signal.signal(signum, _stop_now)
     _write(answer)
     lines, answers = [line], {request_id: answer}
     tools_file = _tools_file(root, json.loads(answer)["result"]["protocolVersion"])
@@ -275,8 +276,24 @@ def taken() -> Early | None:
 
 
 def signalled() -> int | None:
-    """The stopping signal received since the early answer, if any (see :func:`answer_early`)."""
+    """The stopping signal received while the server was being set up, if any (see :func:`defer_signals`)."""
     return _signalled[0] if _signalled else None
+
+
+def defer_signals() -> None:
+    """From here until the server listens for signals itself, a stopping signal is kept for it (it then stops
+    as it would have): the vault is being opened and the server set up, which an exit must not cut short.
+    Only after an early answer: otherwise the client is still waiting for one, as before."""
+    if signal.getsignal(signal.SIGTERM) is _stop_now:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda received, _frame: _signalled.append(received))
+
+
+def _stop_now(received: int, _frame: object) -> None:
+    """A stopping signal after the early answers, before the server is set up: exit now, as the server would."""
+    name = signal.Signals(received).name
+    os.write(2, f"{LOG_PREFIX}INFO: stopping ({name})\n{LOG_PREFIX}INFO: stopped\n".encode())
+    raise SystemExit(0)
 
 
 def _read_line(fd: int) -> str:

@@ -23,9 +23,11 @@ from ...errors import VaultError
 from ..mcp_handshake import (
     DESCRIPTION,
     INSTRUCTIONS,
+    LOG_PREFIX,
     SERVER_NAME,
     TITLE,
     Early,
+    defer_signals,
     keep_tools,
     signalled,
     taken,
@@ -103,7 +105,7 @@ def _log_watch(update: WatchUpdate) -> None:
 
 def _setup_logging() -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("memvault mcp: %(levelname)s: %(message)s"))
+    handler.setFormatter(logging.Formatter(LOG_PREFIX + "%(levelname)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
@@ -305,6 +307,7 @@ def run(vault_path: str | None, *, watch: bool = True, project: str | None = Non
     Raises:
         VaultError: the vault cannot be opened (the CLI prints it as one line).
     """
+    defer_signals()
     _setup_logging()
     service, here = MemoryService.here(Path(vault_path).expanduser() if vault_path else None, project=project,
                                        source=SOURCE)
