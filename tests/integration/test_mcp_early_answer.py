@@ -83,7 +83,8 @@ def test_the_early_answers_are_the_librarys_byte_for_byte_and_the_session_goes_o
     root, env = vault
     args = ["--vault", str(root), "mcp", "--no-watch", "--no-http"]
     session = [hello(version), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
-               json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n", PING]
+               json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
+                           "params": {"_meta": {"progressToken": 0}}}) + "\n", PING]
     library, _ = exchange([sys.executable, "-c", LIBRARY_ONLY, *args], session, 3, env, root.parent)
     first, log = exchange([sys.executable, "-m", "vault_engine", *args], session, 3, env, root.parent)
     assert first == library  # initialize (early) and tools/list (the server's, then kept): the same bytes, once

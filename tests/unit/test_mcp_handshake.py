@@ -88,6 +88,10 @@ def test_only_a_first_page_tools_list_request_is_recognised() -> None:
     assert tools_request(line({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})) == 2
     assert tools_request(line({"jsonrpc": "2.0", "id": "x", "method": "tools/list", "params": {}})) == "x"
     assert tools_request(line({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "c"}})) is None
+    progress = {"_meta": {"progressToken": 0}}  # as Codex asks
+    assert tools_request(line({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": progress})) == 1
+    other = {"_meta": {"progressToken": 0, "x": 1}}
+    assert tools_request(line({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": other})) is None
     assert tools_request(line({"jsonrpc": "2.0", "method": "tools/list"})) is None
     assert tools_request(line({"jsonrpc": "2.0", "id": 2, "method": "tools/call"})) is None
     assert tools_request("garbage\n") is None

@@ -209,9 +209,18 @@ def tools_request(line: str) -> int | str | None:
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "tools/list":
         return None
     request_id, params = message.get("id"), message.get("params")
-    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or params not in (None, {}):
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str) or not _first_page(params):
         return None
     return request_id
+
+
+def _first_page(params: object) -> bool:
+    """No params, or only a progress token (Codex sends one; the list reports no progress)."""
+    if params is None or params == {}:
+        return True
+    meta = params.get("_meta") if isinstance(params, dict) and set(params) == {"_meta"} else None
+    return (isinstance(meta, dict) and set(meta) == {"progressToken"}
+            and isinstance(meta["progressToken"], int | str) and not isinstance(meta["progressToken"], bool))
 
 
 def keep_tools(path: Path, request_id: int | str, line: str) -> bool:
