@@ -306,10 +306,23 @@ def test_a_server_that_is_gone_is_not_waited_for(setup: Setup) -> None:
 
 
 def test_the_mcp_server_the_agent_starts_answers_the_hooks(setup: Setup) -> None:
+    """Once loaded: it answers initialize and tools/list before it loads (mcp_handshake), and loads for the
+    first request those answers do not cover, such as a tool call."""
     server = json.loads((setup.home / ".claude.json").read_text())["mcpServers"]["memvault"]
     proc = subprocess.Popen([server["command"], *server["args"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=setup.api)
     try:
+        assert proc.stdin is not None and proc.stdout is not None
+        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "test", "version": "1"}}},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "memory_search", "arguments": {"query": "release notes"}}}):
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                assert '"result"' in proc.stdout.readline()
         wait_for_serve_file(setup.vault, proc)
         prompt = setup.hook_input("UserPromptSubmit", prompt="Where do the release notes go?")
         assert setup.ids["notes"] in setup.context_of(setup.run("UserPromptSubmit", prompt), "UserPromptSubmit")

@@ -20,8 +20,9 @@ LIBRARY_ONLY = ("import sys\nfrom vault_engine.cli import commands\n"
                 "commands().main(sys.argv[1:], prog_name='memvault')")
 
 
-# Answered by the server only: once its answer is read, the server has answered (and left out) the others.
-PING = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}) + "\n"
+# Answered by the server only (an error: memvault serves no resources): once its answer is read, the server
+# has answered (and left out) the others.
+SERVER_ONLY = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "resources/list"}) + "\n"
 
 
 def clean_env(home: Path) -> dict[str, str]:
@@ -84,7 +85,7 @@ def test_the_early_answers_are_the_librarys_byte_for_byte_and_the_session_goes_o
     args = ["--vault", str(root), "mcp", "--no-watch", "--no-http"]
     session = [hello(version), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
                json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list",
-                           "params": {"_meta": {"progressToken": 0}}}) + "\n", PING]
+                           "params": {"_meta": {"progressToken": 0}}}) + "\n", SERVER_ONLY]
     library, _ = exchange([sys.executable, "-c", LIBRARY_ONLY, *args], session, 3, env, root.parent)
     first, log = exchange([sys.executable, "-m", "vault_engine", *args], session, 3, env, root.parent)
     assert first == library  # initialize (early) and tools/list (the server's, then kept): the same bytes, once
@@ -102,7 +103,7 @@ def test_a_kept_tools_list_is_what_is_answered_early_and_a_wrong_one_is_replaced
     root, env = vault
     args = ["--vault", str(root), "mcp", "--no-watch", "--no-http"]
     session = [hello("2025-11-25", "a"), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
-               json.dumps({"jsonrpc": "2.0", "id": "b", "method": "tools/list", "params": {}}) + "\n", PING]
+               json.dumps({"jsonrpc": "2.0", "id": "b", "method": "tools/list", "params": {}}) + "\n", SERVER_ONLY]
     library, _ = exchange([sys.executable, "-m", "vault_engine", *args], session, 3, env, root.parent)
     kept = [path for path in (Path(env["HOME"]) / ".cache" / "memvault").glob("mcp-tools-*.json")
             if kept_for(path, library[1])]
@@ -139,3 +140,41 @@ def test_a_missing_vault_is_one_error_line_and_no_answer(tmp_path: Path) -> None
                           input=hello("2025-06-18"), capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode != 0 and done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_a_session_that_calls_no_tool_never_loads_the_server_once_the_tool_list_is_kept(
+        vault: tuple[Path, dict[str, str]]) -> None:
+    root, env = vault
+    args = ["--vault", str(root), "mcp", "--no-watch", "--no-http"]
+    session = [hello("2025-06-18", 1), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
+               json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n",
+               json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}) + "\n"]
+    library, _ = exchange([sys.executable, "-c", LIBRARY_ONLY, *args], session, 3, env, root.parent)
+    exchange([sys.executable, "-m", "vault_engine", *args], [*session, SERVER_ONLY], 4, env, root.parent)  # keeps
+    answers, log = exchange([sys.executable, "-m", "vault_engine", *args], session, 3, env, root.parent)
+    assert answers == library  # initialize, tools/list and ping: the library's bytes
+    assert "serving" not in log and log.strip().splitlines() == ["memvault mcp: INFO: stopped"]
+
+
+def test_the_real_client_calls_a_tool_after_the_early_answers(vault: tuple[Path, dict[str, str]]) -> None:
+    """The MCP library's own client: a first session keeps the tool list, the second gets it early and its
+    tool call starts the server, which answers it."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    root, env = vault
+    params = StdioServerParameters(command=sys.executable, args=["-m", "vault_engine", "--vault", str(root), "mcp",
+                                                                 "--no-watch", "--no-http"], env=env, cwd=root.parent)
+
+    async def session() -> tuple[str, list[str], str]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            init = await client.initialize()
+            tools = await client.list_tools()
+            found = await client.call_tool("memory_search", {"query": "release pipeline", "all_projects": True})
+            return init.server_info.name, sorted(t.name for t in tools.tools), found.content[0].text
+
+    first, second = anyio.run(session), anyio.run(session)
+    assert first == second
+    name, tools, text = second
+    assert name == "memvault" and len(tools) == 7 and "release pipeline" in text

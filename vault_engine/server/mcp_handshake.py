@@ -13,13 +13,17 @@ client's next request is ``tools/list``, whose answer depends on nothing but the
 the library's own answer, as the previous start of this release wrote it, is kept in
 memvault's cache folder (``mcp-tools-DIGEST.json``, the digest of the release, the MCP
 library's version, the protocol version and the modules that define the tools), and when
-it is there ``tools/list`` is answered from it as well.  Then the real server starts as
-before, and is handed the same lines first (:func:`taken`): it negotiates and records the
-session exactly as if it had read them, and its own answers to them, which the client
-already has, are left out of stdout (:class:`~vault_engine.server.mcp.stdio.StdoutLines`;
-logged, and the kept answer replaced, if one ever differs).  Anything else (a request of
-the 2026-07-28 per-request era, a malformed first line, help, an option this does not
-know) is only handed over, unanswered.
+it is there ``tools/list`` (and ``ping``) is answered from it as well, for as long as the
+client asks nothing else.  The real server starts at the first other request (a tool
+call; at once when no tool list is kept), and is handed the same lines first
+(:func:`taken`): it negotiates and records the session exactly as if it had read them,
+and its own answers to them, which the client already has, are left out of stdout
+(:class:`~vault_engine.server.mcp.stdio.StdoutLines`; logged, and the kept answer
+replaced, if one ever differs).  So an agent that calls no memvault tool never waits for
+the MCP library or the vault to load, nor shares its cores with that; its hooks are then
+answered by the warm server they start (:mod:`vault_engine.agents.warm`).  Anything else
+(a request of the 2026-07-28 per-request era, a malformed first line, help, an option this
+does not know) is only handed over, unanswered.
 
 Nothing but the standard library and what the hooks' fast path loaded already is imported here.
 """
@@ -28,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +48,6 @@ DESCRIPTION = "A file-based memory vault: markdown memories, hybrid search, gove
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": False}}
 MAX_LINE = 1 << 20  # bytes of a first line read here; past it the line is handed over unanswered
-READ_AHEAD = 0.5  # seconds the next request is waited for, after initialize, when tools/list can be answered
 TOOLS_FILE = "mcp-tools-{}.json"  # in memvault's cache folder: the library's tools/list answer, kept
 # The modules whose code the tool list is made of (beside the MCP library): a change to one is a new list.
 TOOL_SOURCES = ("server/mcp/tools.py", "server/mcp/stdio.py", "server/requests.py", "format/kinds.py", "limits.py")
@@ -185,19 +187,44 @@ def answer_early(argv: list[str]) -> None:
     lines, answers = [line], {request_id: answer}
     tools_file = _tools_file(root, json.loads(answer)["result"]["protocolVersion"])
     kept = _kept_tools(tools_file) if tools_file is not None else None
-    while kept is not None and len(lines) < 3 and select.select([0], [], [], READ_AHEAD)[0]:
+    # With the tool list known, the server is needed only for a request these answers do not cover (a tool
+    # call): until then nothing is loaded, and an agent that calls no memvault tool never waits for it.
+    while kept is not None:
         line = _read_line(0)
+        if not line:  # the client is gone, having asked for nothing the server was needed for
+            os.write(2, f"{LOG_PREFIX}INFO: stopped\n".encode())
+            raise SystemExit(0)
         lines.append(line)
-        listed = tools_request(line)
+        listed, pinged = tools_request(line), ping_request(line)
         if listed is not None:
             answers[listed] = kept.replace(KEPT_ID, f'"id":{json.dumps(listed, ensure_ascii=False)},', 1)
             _write(answers[listed])
-        if not line.endswith("\n") or _method(line) != "notifications/initialized":
+        elif pinged is not None:
+            answers[pinged] = response_line(pinged, {})
+            _write(answers[pinged])
+        elif not line.endswith("\n") or _method(line) != "notifications/initialized":
             break
     _early = Early(tuple(lines), answers, tools_file)
 
 
 KEPT_ID = '"id":0,'  # the request id in a kept tools/list answer
+
+
+def ping_request(line: str) -> int | str | None:
+    """The id of a ``ping`` request (answered with an empty result); None for any other line."""
+    message = _message(line)
+    if message is None or message.get("method") != "ping" or message.get("params") not in (None, {}):
+        return None
+    request_id = message.get("id")
+    return request_id if isinstance(request_id, int | str) and not isinstance(request_id, bool) else None
+
+
+def _message(line: str) -> dict[str, Any] | None:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) and message.get("jsonrpc") == "2.0" else None
 
 
 def tools_request(line: str) -> int | str | None:

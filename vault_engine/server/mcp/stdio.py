@@ -302,7 +302,9 @@ def run(vault_path: str | None, *, watch: bool = True, project: str | None = Non
     names the project tool calls default to (else the repository of the working folder).
     With ``http`` (and no server of the vault running yet), the same open vault also
     answers the HTTP API on a free loopback port, recorded in ``.memvault/serve.json``:
-    the agent's hooks then ask this warm process instead of loading the model each time.
+    the agent's hooks then ask this warm process instead of loading the model each time.  Run by
+    ``memvault mcp``, this is called only once the client asked for more than the answers given before the
+    command line loaded (:mod:`..mcp_handshake`): its first tool call.
 
     Raises:
         VaultError: the vault cannot be opened (the CLI prints it as one line).
