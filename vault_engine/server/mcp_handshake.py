@@ -112,9 +112,10 @@ def initialize_result(requested: object) -> dict[str, Any]:
 
 
 def response_line(request_id: int | str, result: dict[str, Any]) -> str:
-    """A JSON-RPC response as the MCP library writes it on stdio: compact, the result's keys sorted."""
+    """A JSON-RPC response as the MCP library writes it on stdio: compact, non-ASCII as it is, the keys in
+    the order given (:func:`initialize_result` gives them in the library's order)."""
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":"),
-                      sort_keys=False, ensure_ascii=False) + "\n"
+                      ensure_ascii=False) + "\n"
 
 
 def handshake(line: str) -> tuple[int | str, str] | None:
@@ -164,8 +165,10 @@ def serves_mcp(argv: list[str]) -> Path | bool:
 
 def answer_early(argv: list[str]) -> None:
     """For ``memvault mcp`` with a vault there already, with a client on stdin (not a terminal): read the
-    client's first line and answer it when it is the handshake, then ``tools/list`` when its answer is
-    kept (see the module's docstring)."""
+    client's first line and answer it when it is the handshake; then, when the tool list is kept, answer
+    ``tools/list`` and ``ping`` until the client asks for anything else, and return (the caller then loads
+    the command line and the server, which :func:`taken` hands the lines read).  A client gone before that
+    ends the process here (exit 0)."""
     global _early
     served = serves_mcp(argv)
     if served is False or os.isatty(0):
