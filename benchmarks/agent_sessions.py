@@ -22,6 +22,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -91,6 +92,9 @@ def _home(root: Path, cli: str, mock: MockModels, with_memvault: bool) -> tuple[
                     f'base_url = "{mock.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n'
                     "request_max_retries = 0\nstream_max_retries = 0\n\n"
                     "[features]\ntool_search_always_defer_mcp_tools = false\n\n")
+        if with_memvault:  # Codex gives an MCP server only a few variables: the checkout under test is named
+            before = before.replace("[mcp_servers.memvault]\n", "[mcp_servers.memvault]\n"
+                                    f"env = {{ PYTHONPATH = {json.dumps(env['PYTHONPATH'])} }}\n", 1)
         config.write_text(provider + before)
     return env, project
 
@@ -121,7 +125,10 @@ def main() -> None:
     if missing:
         raise SystemExit(f"not installed in {BIN}: {', '.join(missing)} (run scripts/bootstrap.sh)")
     rows = []
-    with tempfile.TemporaryDirectory(prefix="agent-sessions-") as tmp, MockModels() as mock:
+    # The warm server and the capture worker a session leaves behind may still write in the folder as it is
+    # removed: that is not the benchmark's failure.
+    with tempfile.TemporaryDirectory(prefix="agent-sessions-", ignore_cleanup_errors=True) as tmp, \
+            MockModels() as mock:
         for cli in args.agents:
             setups = {flag: _home(Path(tmp), cli, mock, flag) for flag in (False, True)}
             timings = {flag: Timings() for flag in setups}

@@ -12,7 +12,8 @@ the JSON Claude Code sends on stdin, --runs times (a new session each time):
 PreCompact and SessionEnd queue the capture and start a worker; the worker's capture is waited
 for between runs, untimed.  Then ``memvault mcp`` is started --runs times and timed until it
 answers ``initialize`` (MCP's JSON-RPC over stdio).  ``python -c pass`` and ``memvault --version``
-are the floor, in the same run.  Printed: p50 and p90 in milliseconds per row.
+are the floor, in the same run.  Bytecode is written and used (PYTHONDONTWRITEBYTECODE is dropped), as
+an installed memvault has it.  Printed: p50 and p90 in milliseconds per row.
 
     python -m benchmarks.hook_latency                    # 50 and 1,000 memories, 10 runs
     python -m benchmarks.hook_latency --sizes 50 --runs 5
@@ -146,7 +147,10 @@ def main() -> None:
     rows: list[tuple[str, str, str, list[float]]] = []
     with tempfile.TemporaryDirectory(prefix="hook-latency-") as temp:
         base = Path(temp)
-        env = {**os.environ, "HOME": os.environ.get("HOME", str(base))}
+        # As installed, memvault runs from bytecode pip compiled: with PYTHONDONTWRITEBYTECODE set (as in some
+        # shells and containers), a checkout's package would be compiled again by every run (~0.4 s).
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+               "HOME": os.environ.get("HOME", str(base))}
         cold = {**env, "MEMVAULT_SERVER_WARM_MINUTES": "0"}
         rows.append(("-", "floor", "python -c pass", [timed([sys.executable, "-c", "pass"]) for _ in range(args.runs)]))
         rows.append(("-", "floor", "memvault --version",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -158,6 +159,27 @@ def test_session_start_gives_the_projects_memories_and_never_another_projects(se
     assert setup.ids["web"] in other and setup.ids["api"] not in other
 
 
+def test_a_session_start_after_the_first_loads_no_model_and_gives_the_same_context(setup: Setup) -> None:
+    """The session's task is the same every time: its vector, kept in the embedding cache by the first
+    session start, is read back by the next one, which then loads no model (and runs no server)."""
+    probe = ("import json, sys\nfrom vault_engine.agents import hooks\n"
+             "out = hooks.run('claude-code', 'SessionStart', sys.stdin.read(), sys.argv[1])\n"
+             "print(json.dumps([out, 'onnxruntime' in sys.modules]))")
+
+    def session_start(session: str) -> tuple[str, bool]:
+        data = {**setup.hook_input("SessionStart", source="startup"), "session_id": session}
+        done = subprocess.run([sys.executable, "-c", probe, str(setup.vault)], input=json.dumps(data),
+                              capture_output=True, text=True, cwd=setup.api, timeout=120, check=True)
+        out, loaded = json.loads(done.stdout)
+        context = str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
+        return re.sub(r"\bapplication\W+\S+", "", context), loaded  # the application id is new each time
+
+    first, loaded_first = session_start("first-session")
+    second, loaded_second = session_start("second-session")
+    assert loaded_first and not loaded_second
+    assert setup.ids["api"] in second and second == first
+
+
 def test_a_prompt_gets_what_it_makes_relevant_once_and_nothing_when_nothing_is(setup: Setup) -> None:
     setup.run("SessionStart", setup.hook_input("SessionStart", source="startup"))
     prompt = setup.hook_input("UserPromptSubmit", prompt="Where do the release notes go, and how do we deploy?")
@@ -284,10 +306,23 @@ def test_a_server_that_is_gone_is_not_waited_for(setup: Setup) -> None:
 
 
 def test_the_mcp_server_the_agent_starts_answers_the_hooks(setup: Setup) -> None:
+    """Once loaded: it answers initialize and tools/list before it loads (mcp_handshake), and loads for the
+    first request those answers do not cover, such as a tool call."""
     server = json.loads((setup.home / ".claude.json").read_text())["mcpServers"]["memvault"]
     proc = subprocess.Popen([server["command"], *server["args"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=setup.api)
     try:
+        assert proc.stdin is not None and proc.stdout is not None
+        for message in ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "test", "version": "1"}}},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "memory_search", "arguments": {"query": "release notes"}}}):
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                assert '"result"' in proc.stdout.readline()
         wait_for_serve_file(setup.vault, proc)
         prompt = setup.hook_input("UserPromptSubmit", prompt="Where do the release notes go?")
         assert setup.ids["notes"] in setup.context_of(setup.run("UserPromptSubmit", prompt), "UserPromptSubmit")

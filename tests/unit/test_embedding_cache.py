@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vault_engine.index import notices
-from vault_engine.index.embedding_cache import FILE, ROW_OVERHEAD, EmbeddingCache, key_of, model_text
+from vault_engine.index.embedding_cache import FILE, ROW_OVERHEAD, EmbeddingCache, KeptVectors, key_of, model_text
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.filling import embed_distinct, fill
 from vault_engine.index.vectors import Pending, VectorRow, VectorStore
@@ -224,3 +224,27 @@ def test_a_cache_that_cannot_be_written_says_so_once(tmp_path: Path) -> None:
     lines = notices.take()
     assert len(lines) == 1 and lines[0].startswith("notice: the embedding cache at ") and "not used" in lines[0]
     assert notices.take() == []
+
+
+def test_kept_vectors_are_read_back_by_the_next_process_without_the_model(tmp_path: Path) -> None:
+    first = HashEmbedder()
+    kept = KeptVectors(first, EmbeddingCache(tmp_path / "cache", 10_000_000), 256)
+    asked = ["Work on this project", "deploy  the\tapi", "Work on this project"]
+    vectors = kept.embed(asked)
+    assert np.array_equal(vectors, first.embed(asked)) and vectors.dtype == np.float32
+    assert first.calls == 2 + 3  # the two distinct texts, then the check above
+    later = HashEmbedder()  # another process: a new model, the same cache folder
+    again = KeptVectors(later, EmbeddingCache(tmp_path / "cache", 10_000_000), 256)
+    assert np.array_equal(again.embed(["deploy the api", "Work on this project"]), vectors[[1, 0]])
+    assert later.calls == 0  # whitespace aside, the same text as the model reads it
+    assert np.array_equal(again.embed(["a new task"]), later.embed(["a new task"]))
+    assert later.calls == 2
+    assert again.embed([]).shape == (0, later.dim)
+
+
+def test_kept_vectors_with_the_cache_off_ask_the_model_each_time(tmp_path: Path) -> None:
+    model = HashEmbedder()
+    kept = KeptVectors(model, EmbeddingCache(tmp_path / "cache", 0), 256)
+    kept.embed(["Work on this project"])
+    kept.embed(["Work on this project"])
+    assert model.calls == 2 and not (tmp_path / "cache" / FILE).exists()

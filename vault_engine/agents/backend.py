@@ -103,7 +103,9 @@ class LocalVault:
     def context(self, task: str, project: str | None, budget: int | None) -> dict[str, Any]:
         from ..context.director import TaskRequest, build
 
-        return build(self.vault, TaskRequest(task, project=project, budget=budget, overview=True)).to_json()
+        # The same task at every session start: its vector is kept, so the next one loads no model.
+        return build(self.vault, TaskRequest(task, project=project, budget=budget, overview=True,
+                                             keep_vector=True)).to_json()
 
     def search(self, query: str, project: str | None, limit: int) -> dict[str, Any]:
         from ..retrieval.searcher import SearchRequest

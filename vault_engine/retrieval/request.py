@@ -27,6 +27,9 @@ class SearchRequest:
     # With no hit to list and the default trust levels: say in the notice how many memories of external
     # sources match (a second pass over the query; a person's search asks for it, the context director not).
     count_external: bool = False
+    # The query's vector is kept in the embedding cache (a task asked again and again, as a session's start
+    # asks it): the next process reads it there instead of loading the model.
+    keep_vector: bool = False
 
 
 @dataclass(slots=True)

@@ -36,6 +36,7 @@ from ..format.memory import TYPES
 from ..index import segment
 from ..index.catalog import Catalog, CatalogRow
 from ..index.embedder import Embedder
+from ..index.embedding_cache import EmbeddingCache, KeptVectors
 from ..index.filling import built_share
 from ..index.fulltext import FullTextIndex, query_terms
 from ..index.vectors import VectorStore
@@ -66,12 +67,14 @@ def vectors_building(pending: int, indexed: int) -> str:
 class Searcher:
     """Searches one vault's indexes; cheap to query many times."""
 
-    def __init__(self, root: Path, config: VaultConfig, embedder: Embedder):
+    def __init__(self, root: Path, config: VaultConfig, embedder: Embedder, cache: EmbeddingCache | None = None):
         state = root / store.STATE_DIR
         self.root = root
         self.settings = config.retrieval
         self._vocabulary: Vocabulary | None = None
         self.embedder = embedder
+        # What a request that keeps its vector embeds with (see SearchRequest.keep_vector).
+        self._kept: Embedder = embedder if cache is None else KeptVectors(embedder, cache, config.embedding.max_tokens)
         self.catalog = Catalog(state / "catalog.sqlite")
         try:
             self.vectors = VectorStore(state / "vectors.sqlite", embedder.name, embedder.dim)
@@ -99,6 +102,8 @@ class Searcher:
     def close(self) -> None:
         self.vectors.close()
         self.catalog.close()
+        if isinstance(self._kept, KeptVectors):
+            self._kept.cache.close()
         if self._vocabulary is not None:
             self._vocabulary.close()
 
@@ -228,7 +233,7 @@ class Searcher:
     def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
         flt, limit = self._read_request(request)
         moment = now or datetime.now(UTC)
-        found = self._find(request.query, flt, max(self.settings.candidates, limit * 3))
+        found = self._find(request.query, flt, max(self.settings.candidates, limit * 3), request.keep_vector)
         positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)}
                      for lane, ids in found.rankings.items()}
         hits, best = self._rank(request.query, found, positions, flt, limit, moment)
@@ -328,11 +333,12 @@ class Searcher:
             raise InvalidInput(f"--limit must be at least 1, got {limit}")
         return Filter(allowed_trust(request, s), tuple(request.types), request.project, request.path), limit
 
-    def _find(self, query: str, flt: Filter, depth: int) -> lanes.Lanes:
+    def _find(self, query: str, flt: Filter, depth: int, keep_vector: bool = False) -> lanes.Lanes:
         """Every lane's admitted candidates, the feedback lane's included."""
         s = self.settings
         vocabulary = self._vocabulary_store() if s.weight_expansion > 0 else None
-        sources = lanes.Sources(self.fulltext, self.vectors, self.embedder, vocabulary, self._tags_many_carry)
+        embedder = self._kept if keep_vector else self.embedder
+        sources = lanes.Sources(self.fulltext, self.vectors, embedder, vocabulary, self._tags_many_carry)
         found = lanes.read(query, flt, depth, s, sources, lambda: self._mask(flt)[1])
         rankings = lanes.keep_admitted(found, self._cols(), self._mask(flt)[0])
         pairs: list[tuple[str, float]] = []

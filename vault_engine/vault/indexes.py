@@ -318,7 +318,7 @@ def searcher(vault: Vault) -> Searcher:
         searcher.close()
         searcher = vault._searcher = None
     if searcher is None:
-        searcher = vault._searcher = Searcher(vault.root, vault.config, vault.embedder())
+        searcher = vault._searcher = Searcher(vault.root, vault.config, vault.embedder(), embedding_cache(vault))
     return searcher
 
 

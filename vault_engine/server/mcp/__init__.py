@@ -31,13 +31,15 @@ The package, a module per job:
 ``stdio``       the server object (:func:`build_server`) and :func:`run` on stdio
 ==============  ==================================================================
 
-The repository the server was started in (:class:`CurrentProject`, shared with the HTTP
-API) lives in :mod:`vault_engine.server.project`. Only ``stdio`` imports the MCP library.
+Its answer to ``initialize`` is written before this package (or the MCP library) is even imported
+(:mod:`vault_engine.server.mcp_handshake`). The repository the server was started in (:class:`CurrentProject`,
+shared with the HTTP API) lives in :mod:`vault_engine.server.project`. Only ``stdio`` imports the MCP library.
 Logging goes to stderr; stdout is the protocol.
 """
 
 from __future__ import annotations
 
+from ..mcp_handshake import INSTRUCTIONS, SERVER_NAME
 from ..project import CurrentProject
 from .arguments import check_arguments
 from .calls import Outcome, call_tool, failure
@@ -50,12 +52,12 @@ from .render import (
     render_remember,
     render_search,
 )
-from .stdio import DEBUG_ENV, INSTRUCTIONS, SERVER_NAME, SOURCE, StdinLines, build_server, run, serve_stdio
+from .stdio import DEBUG_ENV, SOURCE, StdinLines, StdoutLines, build_server, run, serve_stdio
 from .tools import TOOLS, TOOLS_BY_NAME, ToolSpec
 
 __all__ = [
     "DEBUG_ENV", "INSTRUCTIONS", "SERVER_NAME", "SOURCE", "TOOLS", "TOOLS_BY_NAME", "CurrentProject", "Outcome",
-    "StdinLines", "ToolSpec", "build_server", "call_tool", "check_arguments", "failure", "render_context",
-    "render_correct", "render_feedback", "render_forget", "render_read", "render_remember", "render_search", "run",
-    "serve_stdio",
+    "StdinLines", "StdoutLines", "ToolSpec", "build_server", "call_tool", "check_arguments", "failure",
+    "render_context", "render_correct", "render_feedback", "render_forget", "render_read", "render_remember",
+    "render_search", "run", "serve_stdio",
 ]

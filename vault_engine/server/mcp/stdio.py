@@ -7,17 +7,32 @@ with :func:`build_server` and connect to it in-process. Only this module imports
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...agents.captures import keep_kicking
 from ...config import environment
 from ...errors import VaultError
+from ..mcp_handshake import (
+    DESCRIPTION,
+    INSTRUCTIONS,
+    LOG_PREFIX,
+    SERVER_NAME,
+    TITLE,
+    Early,
+    defer_signals,
+    keep_tools,
+    signalled,
+    taken,
+    version,
+)
 from ..project import CurrentProject
 from ..service import MemoryService
 from .calls import call_tool, failure
@@ -30,40 +45,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("vault_engine.mcp")
 
-SERVER_NAME = "memvault"
 SOURCE = "tool:mcp"
 DEBUG_ENV = "MEMVAULT_DEBUG"
-
-INSTRUCTIONS = """\
-memvault is the user's long-term memory: preferences, conventions, facts and procedures \
-kept as markdown files across conversations and projects.
-
-- At the start of a task, call memory_context with a one-line task description (and the \
-file path you will work on, when known). Follow its "Always apply" memories; open a \
-"May apply" entry with memory_read only when it looks relevant.
-- To look something up, call memory_search: it returns ids, titles, one-line summaries and \
-why each matched. Then read progressively with memory_read: depth 0 (summary), 1 (detail \
-and metadata, the default), 2 (the full body, can be long) only when you need the exact text.
-- When the user states a lasting fact, preference, convention or procedure, store it with \
-memory_remember (not one-off instructions for the current task); it is kept for the \
-repository the server was started in unless you set scope "global" (for what holds in every \
-project, such as the user's own preferences). When a memory turns out to be wrong, fix it \
-with memory_correct (the old version is kept, superseded); remove one with memory_forget (it \
-goes to the trash and can be restored).
-- Context and search cover that repository and the global memories; memory_search with \
-all_projects true looks in every project.
-- After a task in which you applied memories delivered by memory_context, report each one \
-with memory_feedback, passing the manifest's application id and the outcome.
-"""
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("memvault")
-    except PackageNotFoundError:
-        return "0"
 
 
 def build_server(service: MemoryService, *, here: CurrentProject | None = None) -> Server[Any]:
@@ -106,10 +89,8 @@ def build_server(service: MemoryService, *, here: CurrentProject | None = None) 
         spec = TOOLS_BY_NAME.get(name)
         return spec.input_schema if spec is not None else None
 
-    return Server(SERVER_NAME, version=_version(), title="memvault",
-                  description="A file-based memory vault: markdown memories, hybrid search, governed context.",
-                  instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call,
-                  get_tool_input_schema=input_schema)
+    return Server(SERVER_NAME, version=version(), title=TITLE, description=DESCRIPTION, instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call, get_tool_input_schema=input_schema)
 
 
 def _log_watch(update: WatchUpdate) -> None:
@@ -124,7 +105,7 @@ def _log_watch(update: WatchUpdate) -> None:
 
 def _setup_logging() -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("memvault mcp: %(levelname)s: %(message)s"))
+    handler.setFormatter(logging.Formatter(LOG_PREFIX + "%(levelname)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
@@ -156,7 +137,8 @@ class StdinLines:
     can swallow protocol bytes.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, first: Sequence[str] = ()) -> None:
+        self._first = tuple(first)  # lines read from the wire before (see mcp_handshake), given out first
         self._wire = os.dup(0)
         null = os.open(os.devnull, os.O_RDONLY)
         try:
@@ -188,13 +170,74 @@ class StdinLines:
             with contextlib.suppress(Exception):
                 anyio.from_thread.run_sync(send.close, token=token)
 
+        for line in self._first:
+            await send.send(line)
         threading.Thread(target=pump, name="memvault-stdin", daemon=True).start()
         async with receive:
             async for line in receive:
                 yield line
 
 
-async def serve_stdio(server: Server[Any], stdin: StdinLines | None = None) -> None:
+class StdoutLines:
+    """The protocol's output when the handshake was answered early (:mod:`..mcp_handshake`): the server's
+    own answers to the requests answered early are left out (the client has them), every other line written;
+    the server's answer to ``tools/list`` is kept for the next start.
+
+    Like the library's own stdout, it writes to a private copy of fd 1 while fd 1 points at stderr,
+    so stray output of a child process never lands in the protocol.  An answer of the server that
+    is not the one sent early is logged (and a kept tools/list answer replaced): the early answers
+    are meant to be the same bytes.
+    """
+
+    def __init__(self, early: Early) -> None:
+        self._pending = dict(early.answers)  # request id -> the answer the client has
+        self._tools_file = early.tools_file  # None once kept (or when it cannot be)
+        self._wire = os.dup(1)
+        os.dup2(2, 1)
+        self._out = os.fdopen(self._wire, "w", encoding="utf-8", closefd=False)
+
+    def restore(self) -> None:
+        """Point fd 1 back at the wire."""
+        with contextlib.suppress(OSError):
+            self._out.flush()
+        os.dup2(self._wire, 1)
+
+    def _leaves_out(self, text: str) -> bool:
+        if not self._pending and self._tools_file is None:
+            return False
+        match = _ANSWER.match(text)
+        if match is None:
+            return False
+        request_id = json.loads(match.group(1))
+        sent = self._pending.pop(request_id, None)
+        if self._tools_file is not None and text.startswith(match.group(0) + '{"tools":['):
+            if sent != text:  # none was kept yet, or the code changed under the same digest
+                keep_tools(self._tools_file, request_id, text)
+            self._tools_file = None
+        if sent is None:
+            return False
+        if sent != text:
+            log.warning("an answer given early differs from the server's: %s", text.strip()[:500])
+        return True
+
+    async def write(self, text: str) -> int:
+        import anyio.to_thread
+
+        if self._leaves_out(text):
+            return len(text)
+        return await anyio.to_thread.run_sync(self._out.write, text)
+
+    async def flush(self) -> None:
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(self._out.flush)
+
+
+# A result, as the library writes it (its id: a number or a string).
+_ANSWER = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"result":')
+
+
+async def serve_stdio(server: Server[Any], stdin: StdinLines | None = None, stdout: StdoutLines | None = None) -> None:
     """Serve ``server`` on stdin/stdout until stdin closes or SIGTERM/SIGINT arrives."""
     import signal
     from typing import cast
@@ -206,13 +249,19 @@ async def serve_stdio(server: Server[Any], stdin: StdinLines | None = None) -> N
 
         async def stop_on_signals() -> None:
             with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                early = signalled()  # one that came while the vault was opened, after the early handshake
+                if early is not None:
+                    log.info("stopping (%s)", signal.Signals(early).name)
+                    group.cancel_scope.cancel()
+                    return
                 async for signum in signals:
                     log.info("stopping (%s)", signal.Signals(signum).name)
                     group.cancel_scope.cancel()
                     return
 
         async def protocol() -> None:
-            async with stdio_server(stdin=cast("anyio.AsyncFile[str] | None", stdin)) as (read_stream, write_stream):
+            async with stdio_server(stdin=cast("anyio.AsyncFile[str] | None", stdin),
+                                    stdout=cast("anyio.AsyncFile[str] | None", stdout)) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             group.cancel_scope.cancel()  # stdin closed: the client is gone
 
@@ -253,11 +302,14 @@ def run(vault_path: str | None, *, watch: bool = True, project: str | None = Non
     names the project tool calls default to (else the repository of the working folder).
     With ``http`` (and no server of the vault running yet), the same open vault also
     answers the HTTP API on a free loopback port, recorded in ``.memvault/serve.json``:
-    the agent's hooks then ask this warm process instead of loading the model each time.
+    the agent's hooks then ask this warm process instead of loading the model each time.  Run by
+    ``memvault mcp``, this is called only once the client asked for more than the answers given before the
+    command line loaded (:mod:`..mcp_handshake`): its first tool call.
 
     Raises:
         VaultError: the vault cannot be opened (the CLI prints it as one line).
     """
+    defer_signals()
     _setup_logging()
     service, here = MemoryService.here(Path(vault_path).expanduser() if vault_path else None, project=project,
                                        source=SOURCE)
@@ -269,12 +321,16 @@ def run(vault_path: str | None, *, watch: bool = True, project: str | None = Non
     api = _serve_http(service) if http else None
     stop_kicking = threading.Event()
     keep_kicking(service.vault.root, stop_kicking)
-    stdin = StdinLines()
+    early = taken()
+    stdin = StdinLines(early.lines if early is not None else ())
+    stdout = StdoutLines(early) if early is not None and early.answers else None
     try:
-        anyio.run(serve_stdio, server, stdin)
+        anyio.run(serve_stdio, server, stdin, stdout)
     finally:
         stop_kicking.set()
         stdin.restore()
+        if stdout is not None:
+            stdout.restore()
         if api is not None:
             _stop_http(*api)
         if starter is not None:
