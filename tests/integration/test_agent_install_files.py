@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.agents import install as install_module
+from vault_engine.agents import settings_files as install_module
 from vault_engine.agents.install import AGENTS, Target, apply, plan
 from vault_engine.context.export import END
 from vault_engine.errors import InvalidInput

@@ -105,8 +105,11 @@ def search_ids(root: Path, text: str) -> list[str]:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_watch_syncs_an_edit_and_stops_cleanly(vault: Vault, watching: Callable[..., Watching], signum: int) -> None:
     watcher = watching()
-    watcher.wait_for(lambda: any(line.startswith("watching") for line in watcher.err), "the watcher to start")
-    assert watcher.out and watcher.out[0].startswith("synced: 0 added")  # the start sync is always shown
+    # stdout and stderr are two pipes read by two threads: "watching" on one may be read before the
+    # start sync's line on the other, so both are waited for.
+    watcher.wait_for(lambda: bool(watcher.out) and any(line.startswith("watching") for line in watcher.err),
+                     "the watcher to start")
+    assert watcher.out[0].startswith("synced: 0 added")  # the start sync is always shown
 
     (vault.root / "memories").mkdir(exist_ok=True)
     (vault.root / "memories" / "hello.md").write_text(memory_text("m-hello", "The wombat token."), "utf-8")
