@@ -206,11 +206,25 @@ def write_many_atomic(items: Sequence[tuple[Path, bytes | str]], verify: Sequenc
         _fsync_dir(folder)
 
 
+def read_no_follow(path: Path) -> bytes:
+    """The bytes of ``path``, never through a symlink: a vault's file that is a link may point anywhere
+    (a link committed to a shared vault, to a file of the machine that checks it out).
+
+    Raises:
+        OSError: unreadable, or a symlink (``ELOOP``).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        return _read_all(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+
+
 def append_line(target: Path, line: str) -> None:
-    """Append text to ``target`` durably; a torn last line is closed first."""
+    """Append text to ``target`` durably; a torn last line is closed first.  Never through a symlink."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
         try:
             size = os.fstat(fd).st_size
             prefix = b""

@@ -311,12 +311,18 @@ def is_memory_path(rel: str) -> bool:
 
 def read_bytes(root: Path, rel: str) -> bytes:
     """The bytes of one memory file. Raises :class:`MemoryFileError` (too large, unreadable)."""
-    path = root / rel
     try:
+        path = inside(root, rel)
+    except PathEscapeError:
+        raise MemoryFileError("lies under a symlink that points outside the vault; not read", path=rel) from None
+    try:
+        if path.is_symlink():  # never read through: a link may point anywhere, in the vault or not
+            raise MemoryFileError("is a symlink; not read (memvault never follows a link to read a memory)",
+                                  path=rel)
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise MemoryFileError(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; skipped", path=rel)
-        return path.read_bytes()
+        return fsio.read_no_follow(path)
     except OSError as exc:
         raise MemoryFileError(f"cannot read file: {exc.strerror}", path=rel) from None
 
@@ -453,7 +459,7 @@ def ensure_unchanged(root: Path, rel: str, original: ParsedFile) -> None:
     if not original.text:
         return
     try:
-        current: bytes | None = (root / rel).read_bytes()
+        current: bytes | None = fsio.read_no_follow(root / rel)
     except OSError:
         current = None
     if current != original.text.encode("utf-8"):
