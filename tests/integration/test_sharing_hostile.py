@@ -113,10 +113,18 @@ def test_a_committed_symlink_is_never_read_or_written_through_nor_published(
     link.symlink_to(outside)
     (b / "memories" / "global" / "leak.md").symlink_to(outside_md)
     push_by_hand(b, "links")
-    memvault(a, "git", "sync")
+    # A link that arrives by a pull by hand is never read nor appended to.
+    git(a, "pull", "-q", "--no-rebase", "origin", "main")
     assert (a / "journal" / f"{month}.jsonl").is_symlink()
     added = run(a, "add", "x marks the spot on the map")
     assert added.returncode != 0 and "symlink" in added.stderr and "Traceback" not in added.stderr
+    # The next sync puts the journal file back as it was last a file, and memvault records events again.
+    done = run(a, "--json", "git", "sync")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["restored_links"] == [f"journal/{month}.jsonl"]
+    journal = a / "journal" / f"{month}.jsonl"
+    assert not journal.is_symlink() and SECRET not in journal.read_text()
+    memvault(a, "add", "x marks the spot on the map")
     status = run(a, "status")
     assert "symlink" in status.stdout and SECRET not in status.stdout
     assert SECRET not in run(a, "search", "production database password").stdout

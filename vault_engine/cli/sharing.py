@@ -100,6 +100,8 @@ def sync(settings: Settings, remote: str) -> None:
                  "(or the forget names none): " + ", ".join(kept) + "; memvault status lists them")
         if result.recovered:
             echo("removed git locks a killed sync left: " + ", ".join(result.recovered))
+        if result.restored:
+            echo("replaced symlinks a commit put in the journal by their last versions: " + ", ".join(result.restored))
         if result.refused:
             echo(f"not published, symlinks: {', '.join(result.refused)}", err=True)
         if result.conflicts:

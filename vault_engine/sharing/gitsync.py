@@ -18,6 +18,7 @@ not memvault's (a person's own notes) is left for the person, as git leaves it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING
 from .. import fsio
 from ..errors import VaultBusy, VaultError
 from ..invocation import memvault_command
-from ..store import STATE_DIR
+from ..store import JOURNAL_DIR, STATE_DIR
 from .drivers import git_dir, run_driver, setup
 from .gitrepo import STALE_AFTER, git, git_ok, recover_stale_locks
 from .publishing import has_markers, publishable, through_symlink
@@ -64,10 +65,12 @@ class GitSyncResult:
     refused: list[str] = field(default_factory=list)  # symlinks (or paths under one) never published
     recovered: list[str] = field(default_factory=list)  # stale git locks a killed sync left, removed
     attributes_restored: bool = False  # .gitattributes had lost memvault's block; written again
+    restored: list[str] = field(default_factory=list)  # journal files a commit made symlinks, files again
 
     @property
     def changed(self) -> bool:
         return bool(self.committed or self.merged or self.conflicts or self.pushed or self.refused or self.recovered
+                    or self.restored
                     or (self.reconciled is not None and self.reconciled.kept))
 
     def to_json(self) -> dict[str, object]:
@@ -78,7 +81,7 @@ class GitSyncResult:
                 "conflict_versions": list(reconciled.conflicts) if reconciled else [],
                 "purges_declined": list(reconciled.kept) if reconciled else [],
                 "refused_symlinks": list(self.refused), "recovered_locks": list(self.recovered),
-                "attributes_restored": self.attributes_restored}
+                "attributes_restored": self.attributes_restored, "restored_links": list(self.restored)}
 
 
 def git_sync(vault: Vault, *, remote: str = "origin", stale_after: float = STALE_AFTER) -> GitSyncResult:
@@ -112,6 +115,7 @@ def git_sync(vault: Vault, *, remote: str = "origin", stale_after: float = STALE
 
 def _sync(vault: Vault, folder: Path, remote: str, result: GitSyncResult) -> None:
     root = vault.root
+    _unlink_journal(root, result)
     if (folder / "MERGE_HEAD").exists():  # a merge left for a person, or cut short by a kill
         before = _git(root, "rev-parse", "HEAD").strip()
         result.conflicts = _settle(vault, _unmerged(root), resumed=True)
@@ -168,6 +172,7 @@ def _reconcile(vault: Vault, result: GitSyncResult, before: str | None) -> None:
     """Settle what only the whole vault shows (:mod:`.reconcile`), re-index what the merge since
     ``before`` (a commit; None: no merge here) and the reconciliation changed, commit both."""
     root = vault.root
+    _unlink_journal(root, result)  # a link the merge brought
     result.reconciled = reconcile(vault)
     result.committed += _commit(root, "memvault: the merge reconciled ({n})", result)
     if before is None:  # whatever a pull by hand changed: the stat cache finds it
@@ -212,8 +217,11 @@ def _settle(vault: Vault, unmerged: dict[str, str], *, resumed: bool) -> list[st
 
     root = vault.root
     left = []
+    links = _linked_stages(root)
     for path, state in sorted(unmerged.items()):
-        if through_symlink(root, path):
+        if path in links:  # a symlink never wins a merge: the version that is a file does, or none
+            _settle_link(root, path, links[path])
+        elif through_symlink(root, path):
             left.append(path)
         elif state in ("UD", "DU") and path.endswith(".md"):
             memory = _memory(root, path)
@@ -228,6 +236,57 @@ def _settle(vault: Vault, unmerged: dict[str, str], *, resumed: bool) -> list[st
         else:
             left.append(path)
     return left
+
+
+def _linked_stages(root: Path) -> dict[str, dict[int, bool]]:
+    """The unmerged paths of which one version is a symlink: stage -> whether that version is a link."""
+    out: dict[str, dict[int, bool]] = {}
+    for item in _git(root, "ls-files", "-u", "-z", "--", ".").split("\0"):
+        if not item:
+            continue
+        info, _, path = item.partition("\t")
+        mode, _sha, stage = info.split()
+        out.setdefault(path, {})[int(stage)] = mode == "120000"
+    return {path: stages for path, stages in out.items() if any(stages.values())}
+
+
+def _settle_link(root: Path, path: str, stages: dict[int, bool]) -> None:
+    """Resolve a conflict where one side made ``path`` a symlink: this side's file, else the other's, else none."""
+    for stage in (2, 3):
+        data = _stage(root, stage, path) if stage in stages and not stages[stage] else None
+        if data is not None:
+            fsio.write_atomic(root / path, data)  # replaces the link itself
+            _git(root, "add", "--", path)
+            return
+    with contextlib.suppress(FileNotFoundError):
+        (root / path).unlink()
+    _git(root, "rm", "-q", "--cached", "--", path)
+
+
+def _unlink_journal(root: Path, result: GitSyncResult) -> None:
+    """Replace each journal month file that is a symlink (a commit made it one) by its last version that
+    was a file in the history: memvault never reads or appends through a link, and the vault's events
+    must go on being recorded."""
+    folder = root / JOURNAL_DIR
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for path in sorted(folder.glob("*.jsonl")):
+        if not path.is_symlink():
+            continue
+        rel = f"{JOURNAL_DIR}/{path.name}"
+        fsio.write_atomic(path, _last_file_version(root, rel))
+        result.restored.append(rel)
+
+
+def _last_file_version(root: Path, rel: str) -> bytes:
+    """The bytes of ``rel`` in the latest commit where it was a regular file (none: empty)."""
+    for commit in _git(root, "log", "-n", "50", "--format=%H", "--", rel).split():
+        entry = _git(root, "ls-tree", commit, "--", rel).split()
+        if entry and entry[0] == "100644":
+            data = _stage_of(root, f"{commit}:{rel}")
+            if data is not None:
+                return data
+    return b""
 
 
 def _driver_kind(path: str) -> str | None:
@@ -265,7 +324,12 @@ def _merge_by_driver(root: Path, path: str) -> bool:
 
 
 def _stage(root: Path, stage: int, path: str) -> bytes | None:
-    done = subprocess.run(["git", "-C", str(root), "show", f":{stage}:{path}"], capture_output=True, timeout=60,
+    return _stage_of(root, f":{stage}:{path}")
+
+
+def _stage_of(root: Path, name: str) -> bytes | None:
+    """The bytes of a git object named ``name`` (``:2:path``, ``COMMIT:path``); None: no such object."""
+    done = subprocess.run(["git", "-C", str(root), "cat-file", "blob", name], capture_output=True, timeout=60,
                           stdin=subprocess.DEVNULL)
     return done.stdout if done.returncode == 0 else None
 
