@@ -3,7 +3,8 @@
 In order, each step only when it has something to do:
 
 1. commit what changed in the vault (memvault's writes, a person's edits), with a
-   message that counts the changes;
+   message that counts the changes: only what :mod:`.publishing` allows, never
+   ``.memvault/``, a symlink or a file with conflict markers;
 2. fetch the remote; unreachable: one line, and the work stays committed here;
 3. merge the remote branch with memvault's drivers (:mod:`.drivers`); the files a
    merge adds beside a memory (conflict versions) are committed with it, and what
@@ -12,8 +13,16 @@ In order, each step only when it has something to do:
    again) and commit the index pages that sync writes again;
 5. push.
 
-Nothing to do, nothing printed.  A merge that leaves conflicts in files that are
-not memvault's (a person's own notes) is left for the person, as git leaves it.
+Nothing to do, nothing printed.  Before any of it, a sync makes the clone fit to
+sync: the git locks a killed sync left are removed when certainly stale
+(:mod:`.gitrepo`), the ``.gitattributes`` block is written again when a commit
+dropped it, a journal file a commit made a symlink is a file again.
+
+A merge that leaves conflicts in files that are not memvault's (a person's own
+notes) is left for the person, as git leaves it: unmerged, nothing staged with
+markers, the files named.  The next sync stages each file the person fixed (no
+markers left) and concludes the merge itself; memvault's own files a merge left
+with markers (merged without the drivers) are merged by the drivers then.
 """
 
 from __future__ import annotations
