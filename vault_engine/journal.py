@@ -100,26 +100,13 @@ class Journal:
         self._damaged = False  # whether the files known_ids last read hold an unreadable line
         self._repairing = False
 
-    def files(self) -> list[Path]:
-        """The month files, symlinks left out (see :meth:`links`)."""
-        if self.folder.is_symlink() or not self.folder.is_dir():
-            return []
-        return sorted(p for p in self.folder.glob("*.jsonl") if not p.name.startswith(".") and not p.is_symlink())
-
-    def links(self) -> list[str]:
-        """The journal's files that are symlinks (the folder itself, or a month file): never read, appended
-        to or repaired, since a link may point out of the vault (a link committed to a shared vault)."""
-        if self.folder.is_symlink():
-            return [self._shown(self.folder)]
-        if not self.folder.is_dir():
-            return []
-        return [self._shown(p) for p in sorted(self.folder.glob("*.jsonl")) if p.is_symlink()]
+    def files(self) -> list[Path]:  # never a symlink (fsio.listed), nor any file in a linked folder
+        return fsio.listed(self.folder, "*.jsonl")[0]
 
     def events(self, kinds: Iterable[str] | None = None) -> Iterator[Event]:
         """Every readable event in order (only those of ``kinds`` when given); torn or invalid lines
         become warnings."""
-        self.warnings = [f"{link} is a symlink; not read (memvault never follows a link out of the vault)"
-                         for link in self.links()]
+        self.warnings = [f"{self._shown(p)} is a symlink; not read" for p in fsio.listed(self.folder, "*.jsonl")[1]]
         damaged: list[str] = []
         # A line is parsed only when it names one of the kinds (a cheap byte search first).
         needles = tuple(f'"{kind}"'.encode() for kind in kinds) if kinds is not None else None
@@ -163,7 +150,7 @@ class Journal:
             ids: set[str] = set()
             damaged = False
             for path in self.files():
-                for raw in _read(path).split(b"\n"):
+                for raw in fsio.read_no_follow(path).split(b"\n"):
                     # Only readable events count: the id of a torn line must not block
                     # the retry that writes the same event again.
                     event = _read_line(raw)
@@ -197,11 +184,9 @@ class Journal:
         for event in fresh:
             by_month.setdefault(event.month, []).append(event.to_line())
         for month, lines in sorted(by_month.items()):
-            target = self.folder / f"{month}.jsonl"
-            if self.folder.is_symlink() or target.is_symlink():  # written through, it would put events anywhere
-                raise JournalError("is a symlink; memvault does not write through it: replace it by the file it "
-                                   "should be", path=self._shown(self.folder if self.folder.is_symlink() else target))
-            fsio.append_line(target, "".join(lines))
+            if self.folder.is_symlink():  # a month file that is one: fsio.append_line never writes through it
+                raise JournalError("is a symlink; memvault does not write through it", path=self._shown(self.folder))
+            fsio.append_line(self.folder / f"{month}.jsonl", "".join(lines))
         # Only now: ids of a failed write must not count as written.
         known.update(batch)
         self._signature = self.signature()
@@ -209,10 +194,7 @@ class Journal:
 
     def _shown(self, path: Path) -> str:
         """``path`` as a message names it: relative to the vault (the journal folder's parent)."""
-        try:
-            return path.relative_to(self.folder.parent).as_posix()
-        except ValueError:
-            return path.as_posix()
+        return (path.relative_to(self.folder.parent) if path.is_relative_to(self.folder.parent) else path).as_posix()
 
     def repair(self) -> list[str] | None:
         """Move every unreadable line (torn by a crash mid-append, or invalid) out of the journal.
@@ -243,7 +225,7 @@ class Journal:
         messages: list[str] = []
         fsio.remove_temps(aside, lambda name: name.endswith(".txt"))  # of a repair a crash cut short
         for path in self.files():
-            lines = _read(path).split(b"\n")
+            lines = fsio.read_no_follow(path).split(b"\n")
             bad = [n for n, raw in enumerate(lines, start=1) if raw.strip() and _read_line(raw) is None]
             if not bad:
                 continue
@@ -271,7 +253,7 @@ class Journal:
         for path in self.files():
             # Split at b"\n" only: str.splitlines() would also cut lines at U+2028 or
             # U+0085 inside JSON strings, and those events would escape the scrub.
-            lines = _read(path).split(b"\n")
+            lines = fsio.read_no_follow(path).split(b"\n")
             changed = False
             out: list[bytes] = []
             for line in lines:
@@ -293,13 +275,6 @@ class Journal:
                 fsio.write_atomic(path, b"\n".join(out))
         self._ids = None
         return scrubbed
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return fsio.read_no_follow(path)
-    except OSError as exc:
-        raise JournalError(f"cannot read journal: {exc.strerror}", path=path) from None
 
 
 def _what(number: int, count: int) -> str:
@@ -384,9 +359,8 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
             set_status(state(event.memory), "active")
         elif event.kind in ("purge", "trash-expire"):
             state(event.memory).status = "purged"
-        elif event.kind == PURGE_DECLINED:  # the memory was kept: it changed after the purger saw it
-            if state(event.memory).status == "purged":
-                state(event.memory).status = "active"
+        elif event.kind == PURGE_DECLINED and state(event.memory).status == "purged":  # kept (sharing.reconcile)
+            state(event.memory).status = "active"
         elif event.kind == "rollback":
             undone = by_id.get(str(p.get("undoes")))
             if undone is not None:
@@ -494,12 +468,6 @@ def feedback_superseded(event: Event) -> bool:
         and isinstance(old, str)
         and old != "superseded"
     )
-
-
-def declined_purges(events: Iterable[Event]) -> set[str]:
-    """The ids of the purge events a :data:`PURGE_DECLINED` event declined (see
-    :mod:`vault_engine.sharing.reconcile`)."""
-    return {str(e.payload.get("purge")) for e in events if e.kind == PURGE_DECLINED}
 
 
 def forgotten_digests(events: Iterable[Event]) -> dict[str, str]:

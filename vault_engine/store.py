@@ -94,7 +94,8 @@ def create_vault(path: Path, git: bool = True) -> bool:
     path.mkdir(parents=True, exist_ok=True)
     # A unique staging name: two processes creating the default vault never share one.
     staging = path.parent / f".{path.name}.init.{secrets.token_hex(6)}.tmp"
-    shutil.copytree(source, staging, ignore=shutil.ignore_patterns(STATE_DIR, "__pycache__"))
+    shutil.copytree(source, staging, ignore=lambda folder, names: {  # and never a link: it may point anywhere
+        n for n in names if n in (STATE_DIR, "__pycache__") or os.path.islink(os.path.join(folder, n))})
     for item in sorted(staging.iterdir(), key=lambda p: p.name == CONFIG_FILE):
         if item.name in present:
             continue
@@ -310,29 +311,15 @@ def is_memory_path(rel: str) -> bool:
 
 
 def read_bytes(root: Path, rel: str) -> bytes:
-    """The bytes of one memory file, never through a symlink (the file's own name or a folder on its way in
-    the vault): a link may point anywhere, and one committed to a shared vault points into the machine
-    that checks it out.  Raises :class:`MemoryFileError` (a link, too large, unreadable)."""
-    parts = rel.split("/")
-    if ".." in parts or rel.startswith("/"):
-        raise MemoryFileError("path escapes the vault; not read", path=rel)
+    """The bytes of one memory file, never through a symlink (:func:`.fsio.read_no_follow`). Raises
+    :class:`MemoryFileError` (a link, too large, unreadable)."""
+    path = root / rel
     try:
-        folder = str(root)
-        for part in parts[:-1]:  # one lstat per folder: far cheaper than resolving the whole path
-            folder = os.path.join(folder, part)
-            if stat.S_ISLNK(os.lstat(folder).st_mode):
-                raise MemoryFileError("lies under a symlinked folder; not read (memvault never follows a link "
-                                      "to read a memory)", path=rel)
-        path = root / rel
-        info = os.lstat(path)
-        if stat.S_ISLNK(info.st_mode):
-            raise MemoryFileError("is a symlink; not read (memvault never follows a link to read a memory)",
-                                  path=rel)
-        if info.st_size > MAX_FILE_BYTES:
+        if path.lstat().st_size > MAX_FILE_BYTES:
             raise MemoryFileError(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; skipped", path=rel)
-        return fsio.read_no_follow(path)
+        return fsio.read_no_follow(path, root=root)
     except OSError as exc:
-        raise MemoryFileError(f"cannot read file: {exc.strerror}", path=rel) from None
+        raise MemoryFileError(f"cannot read file: {fsio.reason(exc)}", path=rel) from None
 
 
 def entry_from_bytes(rel: str, data: bytes) -> Entry:

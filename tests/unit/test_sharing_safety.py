@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -105,7 +104,7 @@ def test_the_journal_never_reads_nor_appends_through_a_symlinked_month_file(tmp_
     journal = Journal(folder, lock=fsio.WriterLock(tmp_path / "vault" / ".memvault" / "lock", 1.0), aside=aside)
     assert list(journal.events()) == []
     assert journal.warnings and "symlink" in journal.warnings[0]
-    with pytest.raises(JournalError, match="symlink"):
+    with pytest.raises(VaultError, match="symlink"):
         journal.append([Event("add", "m-1", {"title": "x"}, "e-1", NOV)])
     journal.append([Event("add", "m-2", {"title": "y"}, "e-2", "2026-12-01T10:00:00Z")])  # another month: fine
     assert outside.read_text() == "private line one\nprivate line two\n"
@@ -113,11 +112,21 @@ def test_the_journal_never_reads_nor_appends_through_a_symlinked_month_file(tmp_
     assert [e.id for e in journal.events()] == ["e-2"]
 
 
+def test_the_journal_never_writes_into_a_symlinked_folder(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "vault").mkdir()
+    (tmp_path / "vault" / "journal").symlink_to(tmp_path / "elsewhere")
+    journal = Journal(tmp_path / "vault" / "journal")
+    with pytest.raises(JournalError, match="symlink"):
+        journal.append([Event("add", "m-1", {"title": "x"}, "e-1", NOV)])
+    assert list((tmp_path / "elsewhere").iterdir()) == [] and journal.files() == []
+
+
 def test_append_line_refuses_a_symlink(tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("kept\n")
     (tmp_path / "link").symlink_to(outside)
-    with pytest.raises(VaultError, match="cannot write file"):
+    with pytest.raises(VaultError, match="cannot write file: it is a symlink"):
         fsio.append_line(tmp_path / "link", "more\n")
     assert outside.read_text() == "kept\n"
 
@@ -143,5 +152,17 @@ def test_a_declined_purge_leaves_the_memory_active_in_replay() -> None:
     assert replay(events[:2])["m-1"].status == "purged"
 
 
-if sys.platform == "win32":  # pragma: no cover
-    pytestmark = pytest.mark.skip("symlinks")
+def test_a_vault_made_from_a_template_takes_none_of_its_symlinks(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    template = tmp_path / "template"
+    (template / "memories" / "global").mkdir(parents=True)
+    (template / "memvault.toml").write_text("")
+    (template / "memories" / "global" / "note.md").write_text("a note\n")
+    (tmp_path / "outside.md").write_text("private\n")
+    (template / "memories" / "global" / "leak.md").symlink_to(tmp_path / "outside.md")
+    (template / "elsewhere").symlink_to(tmp_path)
+    monkeypatch.setenv("MEMVAULT_TEMPLATE", str(template))
+    store.create_vault(tmp_path / "vault", git=False)
+    made = tmp_path / "vault"
+    assert (made / "memories" / "global" / "note.md").is_file()
+    assert not (made / "memories" / "global" / "leak.md").exists() and not (made / "elsewhere").exists()

@@ -26,13 +26,14 @@ so machines that reconcile the same merge write the same files and one event.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import VaultError
 from ..format.ids import derived_event_id
 from ..format.memory import memory_text, text_digest, words_digest
-from ..journal import PURGE_DECLINED, Event, declined_purges
+from ..journal import PURGE_DECLINED, Event
 from ..store import read_entry
 from .merge import CONFLICT_KEY
 
@@ -103,6 +104,11 @@ def reconcile(vault: Vault) -> Reconciled:
             known = vault.journal.known_ids()
             tx.record(*(e for e in events if e.id not in known))
     return done
+
+
+def declined_purges(events: Iterable[Event]) -> set[str]:
+    """The ids of the purge events a ``purge-declined`` event declined."""
+    return {str(e.payload.get("purge")) for e in events if e.kind == PURGE_DECLINED}
 
 
 def purge_applies(vault: Vault, memory: Memory) -> bool:

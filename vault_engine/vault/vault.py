@@ -21,7 +21,7 @@ from .. import copies, fsio, store
 from ..config import VaultConfig
 from ..errors import VaultError
 from ..format.memory import Memory
-from ..journal import DAMAGED_DIR, PURGE_DECLINED, Event, Journal, declined_purges
+from ..journal import DAMAGED_DIR, PURGE_DECLINED, Event, Journal
 from ..store import Entry, Scan
 from . import indexes, reading, remember, repair, replay, revise, trash, undo
 from .results import (
@@ -174,6 +174,8 @@ class Vault:
         back, and is neither read nor indexed."""
         signature = self.journal.signature()
         if self._purged is None or self._purged[0] != signature:
+            from ..sharing.reconcile import declined_purges
+
             events = list(self.journal.events(("purge", PURGE_DECLINED)))
             declined = declined_purges(events)  # edited after the purger saw it: kept (sharing.reconcile)
             found = {e.memory: e.id for e in events
