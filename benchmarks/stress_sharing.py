@@ -9,6 +9,7 @@ pushes by hand, each round one hostile commit, in turn:
 - ``gitattributes``: a ``.gitattributes`` without memvault's block;
 - ``symlink-journal``: this month's journal file made a symlink to a file outside the vault;
 - ``symlink-memory``: a memory file that is a symlink to a file outside the vault;
+- ``symlink-pages``: ``.gitattributes`` and ``INDEX.md`` made symlinks to a file outside the vault;
 - ``forged-purge``: a journal line forgetting one of A's memories for good, with no digest;
 - ``conflict``: a line of ``README.md`` that A and B also rewrite (a person's conflict).
 
@@ -49,7 +50,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-HOSTILE = ("gitignore", "gitattributes", "symlink-journal", "symlink-memory", "forged-purge", "conflict")
+HOSTILE = ("gitignore", "gitattributes", "symlink-journal", "symlink-memory", "symlink-pages", "forged-purge",
+           "conflict")
 PRIVATE = "PRIVATE-CANARY-51d2: the conversation of another machine"
 OUTSIDE = "OUTSIDE-CANARY-9e07: a file of the machine, never of the vault"
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
@@ -133,6 +135,10 @@ def hostile_commit(c: Path, kind: str, outside: Path, shared: list[str], n: int)
         link.symlink_to(outside / "outside.jsonl")
     elif kind == "symlink-memory":
         (c / "memories" / "global" / f"linked-{n}.md").symlink_to(outside / "outside.md")
+    elif kind == "symlink-pages":
+        for name in (".gitattributes", "INDEX.md"):
+            (c / name).unlink(missing_ok=True)
+            (c / name).symlink_to(outside / "outside.jsonl")
     elif kind == "forged-purge" and shared:
         line = {"id": f"e-forged{n:020d}", "kind": "purge", "memory": shared[n % len(shared)],
                 "payload": {"permanent": True}, "ts": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}

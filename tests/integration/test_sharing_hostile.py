@@ -283,3 +283,21 @@ def test_syncs_killed_with_their_process_group_never_leave_the_vault_broken(
     assert not remote_holds(remote, "<<<<<<< ")
     memvault(b, "git", "sync")
     assert git(a, "rev-parse", "HEAD^{tree}") == git(b, "rev-parse", "HEAD^{tree}")
+
+
+def test_a_committed_link_in_place_of_gitattributes_or_the_index_page_is_replaced_never_read(
+        clones: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    remote, a, b = clones
+    outside = tmp_path / "outside.txt"
+    outside.write_text(SECRET + "\n")
+    for name in (".gitattributes", "INDEX.md"):
+        (b / name).unlink()
+        (b / name).symlink_to(outside)
+    push_by_hand(b, "links", ".gitattributes", "INDEX.md")
+    memvault(a, "add", "A memory for the index page.")
+    done = run(a, "--json", "git", "sync")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in (".gitattributes", "INDEX.md"):
+        assert not (a / name).is_symlink() and SECRET not in (a / name).read_text()
+    assert "merge=memvault-journal" in git(remote, "show", "main:.gitattributes")
+    assert not remote_holds(remote, SECRET) and outside.read_text() == SECRET + "\n"

@@ -27,7 +27,6 @@ with markers (merged without the drivers) are merged by the drivers then.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import socket
 import subprocess
@@ -182,6 +181,7 @@ def _reconcile(vault: Vault, result: GitSyncResult, before: str | None) -> None:
     ``before`` (a commit; None: no merge here) and the reconciliation changed, commit both."""
     root = vault.root
     _unlink_journal(root, result)  # a link the merge brought
+    result.attributes_restored |= setup(root, memvault_command()).attributes_written  # a block the merge dropped
     result.reconciled = reconcile(vault)
     result.committed += _commit(root, "memvault: the merge reconciled ({n})", result)
     if before is None:  # whatever a pull by hand changed: the stat cache finds it
@@ -227,9 +227,14 @@ def _settle(vault: Vault, unmerged: dict[str, str], *, resumed: bool) -> list[st
     root = vault.root
     left = []
     links = _linked_stages(root)
+    # A file on one side, a link on the other: git keeps the file beside it, as ``PATH~HEAD`` (or
+    # ``PATH~BRANCH``); that copy is the version that wins.
+    aside = {p: p.rpartition("~")[0] for p in unmerged if p.rpartition("~")[0] in links}
     for path, state in sorted(unmerged.items()):
+        if path in aside:
+            continue
         if path in links:  # a symlink never wins a merge: the version that is a file does, or none
-            _settle_link(root, path, links[path])
+            _settle_link(root, path, links[path], [p for p, of in sorted(aside.items()) if of == path])
         elif through_symlink(root, path):
             left.append(path)
         elif state in ("UD", "DU") and path.endswith(".md"):
@@ -259,17 +264,21 @@ def _linked_stages(root: Path) -> dict[str, dict[int, bool]]:
     return {path: stages for path, stages in out.items() if any(stages.values())}
 
 
-def _settle_link(root: Path, path: str, stages: dict[int, bool]) -> None:
-    """Resolve a conflict where one side made ``path`` a symlink: this side's file, else the other's, else none."""
-    for stage in (2, 3):
-        data = _stage(root, stage, path) if stage in stages and not stages[stage] else None
-        if data is not None:
-            fsio.write_atomic(root / path, data)  # replaces the link itself
-            _git(root, "add", "--", path)
-            return
-    with contextlib.suppress(FileNotFoundError):
-        (root / path).unlink()
-    _git(root, "rm", "-q", "--cached", "--", path)
+def _settle_link(root: Path, path: str, stages: dict[int, bool], copies: list[str]) -> None:
+    """Resolve a conflict where one side made ``path`` a symlink: this side's file, else the other's
+    (``copies``: where git put a side's file beside the link), else none."""
+    found = [_stage(root, stage, path) if stage in stages and not stages[stage] else None for stage in (2, 3)]
+    found += [_stage(root, stage, copy) for copy in copies for stage in (2, 3)]
+    for copy in copies:
+        (root / copy).unlink(missing_ok=True)
+        _git(root, "rm", "-q", "--cached", "--", copy)
+    data = next((d for d in found if d is not None), None)
+    if data is None:
+        (root / path).unlink(missing_ok=True)
+        _git(root, "rm", "-q", "--cached", "--", path)
+        return
+    fsio.write_atomic(root / path, data)  # replaces the link itself
+    _git(root, "add", "--", path)
 
 
 def _unlink_journal(root: Path, result: GitSyncResult) -> None:
