@@ -174,10 +174,9 @@ class Vault:
         back, and is neither read nor indexed."""
         signature = self.journal.signature()
         if self._purged is None or self._purged[0] != signature:
-            from ..sharing.reconcile import declined_purges
-
             events = list(self.journal.events(("purge", PURGE_DECLINED)))
-            declined = declined_purges(events)  # edited after the purger saw it: kept (sharing.reconcile)
+            # Purges a sync declined (the memory changed after the purger saw it: sharing.reconcile).
+            declined = {str(e.payload.get("purge")) for e in events if e.kind == PURGE_DECLINED}
             found = {e.memory: e.id for e in events
                      if e.kind == "purge" and e.payload.get("permanent") and e.id not in declined}
             self._purged = (signature, found)
