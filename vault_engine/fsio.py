@@ -20,6 +20,7 @@ import fcntl
 import os
 import re
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -129,8 +130,7 @@ def _write_temp(target: Path, data: bytes, fsync: bool, mode: int = 0o644, verif
 
 
 def _io_error(exc: OSError, path: Path) -> VaultError:
-    reason = "disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
-    return VaultError(f"cannot write file: {reason}", path=path)
+    return VaultError(f"cannot write file: {reason(exc)}", path=path)
 
 
 _touched: contextvars.ContextVar[set[Path] | None] = contextvars.ContextVar("memvault_touched", default=None)
@@ -206,11 +206,49 @@ def write_many_atomic(items: Sequence[tuple[Path, bytes | str]], verify: Sequenc
         _fsync_dir(folder)
 
 
+def read_no_follow(path: Path, *, root: Path | None = None) -> bytes:
+    """The bytes of ``path``, never through a symlink: a vault's file that is a link may point anywhere
+    (a link committed to a shared vault, to a file of the machine that checks it out).  With ``root``
+    (a folder ``path`` lies in) no folder between them may be a link either: one ``lstat`` each, far
+    cheaper than resolving the whole path.
+
+    Raises:
+        OSError: unreadable, or a symlink on the way (``ELOOP``).
+    """
+    if root is not None:
+        for folder in list(path.parents)[: len(path.relative_to(root).parts) - 1]:
+            if stat.S_ISLNK(os.lstat(folder).st_mode):
+                raise OSError(errno.ELOOP, f"{folder.name} is a symlink", str(folder))
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        return _read_all(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+
+
+def reason(exc: OSError) -> str:
+    """What an ``OSError`` of reading or writing a vault's file says, in a message's words."""
+    if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link, or read_no_follow a linked folder
+        return "it is a symlink; memvault never reads or writes through a link"
+    return "disk is full" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
+
+
+def listed(folder: Path, pattern: str) -> tuple[list[Path], list[Path]]:
+    """The regular files of ``folder`` matching ``pattern`` (hidden names left out), sorted; and the
+    symlinks a reader must not follow: those among them, or ``folder`` itself when it is one."""
+    if folder.is_symlink():
+        return [], [folder]
+    if not folder.is_dir():
+        return [], []
+    found = sorted(p for p in folder.glob(pattern) if not p.name.startswith("."))
+    return [p for p in found if not p.is_symlink()], [p for p in found if p.is_symlink()]
+
+
 def append_line(target: Path, line: str) -> None:
-    """Append text to ``target`` durably; a torn last line is closed first."""
+    """Append text to ``target`` durably; a torn last line is closed first.  Never through a symlink."""
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
         try:
             size = os.fstat(fd).st_size
             prefix = b""

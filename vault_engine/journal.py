@@ -33,6 +33,7 @@ from .format.yamlfmt import format_datetime
 log = logging.getLogger(__name__)
 
 REPAIR_KIND = "journal-repair"  # the event saying which unreadable lines a repair moved where
+PURGE_DECLINED = "purge-declined"  # a permanent forget from another machine that did not see this text
 DAMAGED_DIR = "journal-damaged"  # in the vault's state folder: the lines repairs moved out of the journal
 # Payload keys that may hold memory text (at any depth); a permanent forget replaces them by a hash.
 TEXT_FIELDS = frozenset({"title", "summary", "trigger", "text", "quote", "body", "old_title", "reason"})
@@ -99,22 +100,20 @@ class Journal:
         self._damaged = False  # whether the files known_ids last read hold an unreadable line
         self._repairing = False
 
-    def files(self) -> list[Path]:
-        if not self.folder.is_dir():
-            return []
-        return sorted(p for p in self.folder.glob("*.jsonl") if not p.name.startswith("."))
+    def files(self) -> list[Path]:  # never a symlink (fsio.listed), nor any file in a linked folder
+        return fsio.listed(self.folder, "*.jsonl")[0]
 
     def events(self, kinds: Iterable[str] | None = None) -> Iterator[Event]:
         """Every readable event in order (only those of ``kinds`` when given); torn or invalid lines
         become warnings."""
-        self.warnings = []
+        self.warnings = [f"{self._shown(p)} is a symlink; not read" for p in fsio.listed(self.folder, "*.jsonl")[1]]
         damaged: list[str] = []
         # A line is parsed only when it names one of the kinds (a cheap byte search first).
         needles = tuple(f'"{kind}"'.encode() for kind in kinds) if kinds is not None else None
         wanted = frozenset(kinds) if kinds is not None else None
         for path in self.files():
             try:
-                data = path.read_bytes()
+                data = fsio.read_no_follow(path)
             except OSError as exc:
                 raise JournalError(f"cannot read journal: {exc.strerror}", path=path) from None
             lines = data.split(b"\n")
@@ -131,7 +130,7 @@ class Journal:
                     yield event
         if damaged:
             repaired = self.repair()
-            self.warnings = repaired if repaired is not None else [f"{line} skipped" for line in damaged]
+            self.warnings += repaired if repaired is not None else [f"{line} skipped" for line in damaged]
             for message in self.warnings:
                 log.warning("%s", message)
 
@@ -151,7 +150,7 @@ class Journal:
             ids: set[str] = set()
             damaged = False
             for path in self.files():
-                for raw in path.read_bytes().split(b"\n"):
+                for raw in fsio.read_no_follow(path).split(b"\n"):
                     # Only readable events count: the id of a torn line must not block
                     # the retry that writes the same event again.
                     event = _read_line(raw)
@@ -185,6 +184,8 @@ class Journal:
         for event in fresh:
             by_month.setdefault(event.month, []).append(event.to_line())
         for month, lines in sorted(by_month.items()):
+            if self.folder.is_symlink():  # a month file that is one: fsio.append_line never writes through it
+                raise JournalError("is a symlink; memvault does not write through it", path=self._shown(self.folder))
             fsio.append_line(self.folder / f"{month}.jsonl", "".join(lines))
         # Only now: ids of a failed write must not count as written.
         known.update(batch)
@@ -193,10 +194,7 @@ class Journal:
 
     def _shown(self, path: Path) -> str:
         """``path`` as a message names it: relative to the vault (the journal folder's parent)."""
-        try:
-            return path.relative_to(self.folder.parent).as_posix()
-        except ValueError:
-            return path.as_posix()
+        return (path.relative_to(self.folder.parent) if path.is_relative_to(self.folder.parent) else path).as_posix()
 
     def repair(self) -> list[str] | None:
         """Move every unreadable line (torn by a crash mid-append, or invalid) out of the journal.
@@ -227,7 +225,7 @@ class Journal:
         messages: list[str] = []
         fsio.remove_temps(aside, lambda name: name.endswith(".txt"))  # of a repair a crash cut short
         for path in self.files():
-            lines = path.read_bytes().split(b"\n")
+            lines = fsio.read_no_follow(path).split(b"\n")
             bad = [n for n, raw in enumerate(lines, start=1) if raw.strip() and _read_line(raw) is None]
             if not bad:
                 continue
@@ -255,7 +253,7 @@ class Journal:
         for path in self.files():
             # Split at b"\n" only: str.splitlines() would also cut lines at U+2028 or
             # U+0085 inside JSON strings, and those events would escape the scrub.
-            lines = path.read_bytes().split(b"\n")
+            lines = fsio.read_no_follow(path).split(b"\n")
             changed = False
             out: list[bytes] = []
             for line in lines:
@@ -361,6 +359,8 @@ def replay(events: Iterable[Event]) -> dict[str, MemoryState]:
             set_status(state(event.memory), "active")
         elif event.kind in ("purge", "trash-expire"):
             state(event.memory).status = "purged"
+        elif event.kind == PURGE_DECLINED and state(event.memory).status == "purged":  # kept (sharing.reconcile)
+            state(event.memory).status = "active"
         elif event.kind == "rollback":
             undone = by_id.get(str(p.get("undoes")))
             if undone is not None:

@@ -94,7 +94,8 @@ def create_vault(path: Path, git: bool = True) -> bool:
     path.mkdir(parents=True, exist_ok=True)
     # A unique staging name: two processes creating the default vault never share one.
     staging = path.parent / f".{path.name}.init.{secrets.token_hex(6)}.tmp"
-    shutil.copytree(source, staging, ignore=shutil.ignore_patterns(STATE_DIR, "__pycache__"))
+    shutil.copytree(source, staging, ignore=lambda folder, names: {  # and never a link: it may point anywhere
+        n for n in names if n in (STATE_DIR, "__pycache__") or os.path.islink(os.path.join(folder, n))})
     for item in sorted(staging.iterdir(), key=lambda p: p.name == CONFIG_FILE):
         if item.name in present:
             continue
@@ -310,15 +311,15 @@ def is_memory_path(rel: str) -> bool:
 
 
 def read_bytes(root: Path, rel: str) -> bytes:
-    """The bytes of one memory file. Raises :class:`MemoryFileError` (too large, unreadable)."""
+    """The bytes of one memory file, never through a symlink (:func:`.fsio.read_no_follow`). Raises
+    :class:`MemoryFileError` (a link, too large, unreadable)."""
     path = root / rel
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
+        if path.lstat().st_size > MAX_FILE_BYTES:
             raise MemoryFileError(f"file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; skipped", path=rel)
-        return path.read_bytes()
+        return fsio.read_no_follow(path, root=root)
     except OSError as exc:
-        raise MemoryFileError(f"cannot read file: {exc.strerror}", path=rel) from None
+        raise MemoryFileError(f"cannot read file: {fsio.reason(exc)}", path=rel) from None
 
 
 def entry_from_bytes(rel: str, data: bytes) -> Entry:
@@ -453,7 +454,7 @@ def ensure_unchanged(root: Path, rel: str, original: ParsedFile) -> None:
     if not original.text:
         return
     try:
-        current: bytes | None = (root / rel).read_bytes()
+        current: bytes | None = fsio.read_no_follow(root / rel)
     except OSError:
         current = None
     if current != original.text.encode("utf-8"):

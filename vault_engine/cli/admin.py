@@ -62,7 +62,7 @@ def status(settings: Settings) -> None:
             echo("captures:  none pending")
         if queue.get("last_error"):
             echo(f"  last capture error: {queue['last_error']}")
-        for line in report.invalid + report.journal_warnings:
+        for line in report.invalid + report.journal_warnings + report.kept_from_purges:
             echo(f"  {line}")
 
     emit(settings, status_json(report), human)

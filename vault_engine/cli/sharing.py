@@ -92,11 +92,22 @@ def sync(settings: Settings, remote: str) -> None:
                  f"merged {result.merged} commits" if result.merged else "",
                  f"re-indexed {result.reindexed} memories" if result.reindexed else "",
                  "pushed" if result.pushed else ""]
-        echo("; ".join(p for p in parts if p) + f" ({result.seconds:.1f} s)")
+        if any(parts):
+            echo("; ".join(p for p in parts if p) + f" ({result.seconds:.1f} s)")
+        kept = result.reconciled.kept if result.reconciled else []
+        if kept:
+            echo(f"kept {len(kept)} memories another machine forgot for good, because their text changed since "
+                 "(or the forget names none): " + ", ".join(kept) + "; memvault status lists them")
+        if result.recovered:
+            echo("removed git locks a killed sync left: " + ", ".join(result.recovered))
+        if result.restored:
+            echo("replaced symlinks a commit put in the journal by their last versions: " + ", ".join(result.restored))
+        if result.refused:
+            echo(f"not published, symlinks: {', '.join(result.refused)}", err=True)
         if result.conflicts:
-            echo(f"git could not merge {len(result.conflicts)} file(s) that are not memvault's: "
-                 + ", ".join(result.conflicts) + "; resolve them, commit, and run memvault git sync again",
-                 err=True)
+            echo(f"{len(result.conflicts)} file(s) to fix by hand (conflict markers, nothing of them staged): "
+                 + ", ".join(result.conflicts) + "; fix them, then run memvault git sync again: it finishes the "
+                 "merge", err=True)
 
     emit(settings, result.to_json(), human)
     if result.conflicts:

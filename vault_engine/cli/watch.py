@@ -105,8 +105,12 @@ def _print(settings: Settings, update: WatchUpdate) -> None:
         echo(f"git sync: {shared.committed} files committed, {shared.merged} commits merged"
              + (", pushed" if shared.pushed else "") + f" ({update.seconds:.2f}s)")
         if shared.conflicts:
-            echo(f"warning: git could not merge {', '.join(shared.conflicts)}; resolve them and commit",
-                 err=True)
+            echo(f"warning: files to fix by hand (conflict markers): {', '.join(shared.conflicts)}; the next git sync "
+                 "finishes the merge once they are fixed", err=True)
+        kept = shared.reconciled.kept if shared.reconciled else []
+        if kept:
+            echo(f"kept {len(kept)} memories another machine forgot for good, whose text changed since: "
+                 + ", ".join(kept), err=True)
     if update.maintenance is not None and not settings.as_json:
         counts = ", ".join(f"{k} {v}" for k, v in update.maintenance.counts().items()) or "nothing to do"
         echo(f"maintained ({update.reason}): {counts} ({update.seconds:.2f}s)")

@@ -78,13 +78,15 @@ def write_pages(root: Path, rows: Iterable[CatalogRow]) -> list[str]:
     if projects.is_dir():
         for old in sorted(projects.glob(f"*/{store.INDEX_PAGE}")):
             rel = old.relative_to(root).as_posix()
-            if rel not in pages and old.read_text(encoding="utf-8", errors="replace").startswith(HEADER):
+            if rel not in pages and not old.is_symlink() and old.read_text(encoding="utf-8",
+                                                                           errors="replace").startswith(HEADER):
                 remove(old)
                 written.append(rel)
     for rel, text in sorted(pages.items()):
-        target = store.inside(root, rel)
+        # A page that is a symlink (committed by anyone) is never read through: the page replaces the link.
+        target = root / rel if (root / rel).is_symlink() else store.inside(root, rel)
         try:
-            if target.read_text(encoding="utf-8") == text:
+            if not target.is_symlink() and target.read_text(encoding="utf-8") == text:
                 continue
         except (OSError, UnicodeDecodeError):
             pass

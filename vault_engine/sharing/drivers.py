@@ -114,11 +114,12 @@ def setup(root: Path, command: list[str], *, write_attributes: bool = True) -> S
     if write_attributes:
         path = root / ATTRIBUTES_FILE
         try:
-            before = path.read_text(encoding="utf-8") if path.exists() else ""
+            # A link (committed by anyone) is never read: its target's text would be written here, then pushed.
+            before = fsio.read_no_follow(path).decode("utf-8") if path.exists() and not path.is_symlink() else ""
         except (OSError, UnicodeDecodeError) as exc:
             raise VaultError(f"cannot read {ATTRIBUTES_FILE}: {exc}", path=path) from None
         after = with_attributes(before)
-        if after != before:
+        if after != before or path.is_symlink():
             fsio.write_atomic(path, after)
             written = True
     if git_dir(root) is None:

@@ -104,6 +104,8 @@ class Status:
     index_state: str  # current | stale | missing | unreadable
     embedding_model: str
     captures: dict[str, Any] = field(default_factory=dict)  # the agents' capture queue (agents/captures.py)
+    # Memories kept although another machine forgot them for good: it forgot an older text (sharing/reconcile.py).
+    kept_from_purges: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

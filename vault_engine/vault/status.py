@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..governance.classify import resident_chars
+from ..journal import PURGE_DECLINED
 from .ports import Open as Vault
 from .results import Status
 
@@ -19,6 +20,8 @@ def status(vault: Vault) -> Status:
     from ..index.sync import freshness
 
     index_state, index_text = freshness(vault.root)
+    present = {m.id for m in active} | {e.memory.id for e in scan.trashed()}
+    kept = {e.memory: e.payload.get("purge") for e in events if e.kind == PURGE_DECLINED and e.memory in present}
     return Status(
         vault=str(vault.root),
         memories=len(active),
@@ -35,4 +38,7 @@ def status(vault: Vault) -> Status:
         index_state=index_state,
         embedding_model=vault.config.embedding.model,
         captures=CaptureQueue(vault.root).state().to_json(),
+        kept_from_purges=[f"{memory_id}: kept; a permanent forget from another machine ({purge}) forgot an older "
+                          f"text; memvault forget {memory_id} --permanent removes it"
+                          for memory_id, purge in sorted(kept.items())],
     )

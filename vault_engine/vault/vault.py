@@ -21,7 +21,7 @@ from .. import copies, fsio, store
 from ..config import VaultConfig
 from ..errors import VaultError
 from ..format.memory import Memory
-from ..journal import DAMAGED_DIR, Event, Journal
+from ..journal import DAMAGED_DIR, PURGE_DECLINED, Event, Journal
 from ..store import Entry, Scan
 from . import indexes, reading, remember, repair, replay, revise, trash, undo
 from .results import (
@@ -174,7 +174,11 @@ class Vault:
         back, and is neither read nor indexed."""
         signature = self.journal.signature()
         if self._purged is None or self._purged[0] != signature:
-            found = {e.memory: e.id for e in self.journal.events(("purge",)) if e.payload.get("permanent")}
+            events = list(self.journal.events(("purge", PURGE_DECLINED)))
+            # Purges a sync declined (the memory changed after the purger saw it: sharing.reconcile).
+            declined = {str(e.payload.get("purge")) for e in events if e.kind == PURGE_DECLINED}
+            found = {e.memory: e.id for e in events
+                     if e.kind == "purge" and e.payload.get("permanent") and e.id not in declined}
             self._purged = (signature, found)
         return self._purged[1]
 
