@@ -174,6 +174,78 @@ def write_atomic(target: Path, data: bytes | str, *, mode: int = 0o644, verify: 
     _fsync_dir(target.parent)
 
 
+def replace_unchanged(target: Path, data: bytes | str, expected: bytes, *, verify: Verify | None = None,
+                      shown: str | None = None) -> None:
+    """:func:`write_atomic`, only while ``target`` still holds ``expected`` (the text the writer read).
+
+    The check is made on the open file right before the rename, and the replaced file is read
+    again right after it: an editor's append that landed in that window (a ``>>`` or an editor
+    that writes the file it opened) would be lost with the old file, so its text is put back and
+    the write refused; a file renamed away meanwhile gets no second copy at its old name.
+
+    Raises:
+        VaultBusy: the file changed, moved or vanished since it was read (nothing of it is lost;
+            a retry reads it again); ``shown`` is the path its message names (default: the file's name).
+        VaultError: the file cannot be written.
+    """
+    label = shown or target.name
+    _record(target)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        temp = _write_temp(target, payload, fsync=True, verify=verify)
+    except OSError as exc:
+        raise _io_error(exc, target) from None
+    try:
+        try:
+            old = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR):
+                raise
+            raise _changed(label, moved=True) from None
+        try:
+            before = os.fstat(old)
+            if _read_all(old, before.st_size) != expected:
+                raise _changed(label, moved=False)
+            ours = os.stat(temp).st_ino
+            os.replace(temp, target)
+            _undo_if_touched(target, old, expected, ours, label)
+        finally:
+            os.close(old)
+    except OSError as exc:
+        raise _io_error(exc, target) from None
+    finally:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+    _fsync_dir(target.parent)
+
+
+def _changed(label: str, *, moved: bool) -> VaultBusy:
+    what = "moved or deleted" if moved else "changed"
+    return VaultBusy(f"{what} by another program while memvault was updating it; left as it is; try again",
+                     path=label)
+
+
+def _undo_if_touched(target: Path, old: int, expected: bytes, ours: int, label: str) -> None:
+    """After the rename: when the replaced file was renamed away or written to in the moment before
+    it, take the write back (the renamed file stands alone; the written text is put back)."""
+    after = os.fstat(old)
+    if after.st_nlink > 0:  # renamed (or linked) elsewhere before the rename: ours is a second copy
+        with contextlib.suppress(OSError):
+            if os.stat(target, follow_symlinks=False).st_ino == ours:
+                os.unlink(target)
+        raise _changed(label, moved=True)
+    late = _read_all(old, after.st_size)
+    if late == expected:
+        return
+    for _ in range(5):  # put their text back, until it stops growing under us
+        write_atomic(target, late, mode=stat.S_IMODE(after.st_mode))
+        again = _read_all(old, os.fstat(old).st_size)
+        if again == late:
+            break
+        late = again
+    raise _changed(label, moved=False)
+
+
 def write_many_atomic(items: Sequence[tuple[Path, bytes | str]], verify: Sequence[Verify] | None = None) -> None:
     """Write many files, each atomically, with one flush to disk for all of them.
 

@@ -476,9 +476,10 @@ def write(root: Path, rel: str, memory: Memory, original: ParsedFile | None = No
     text = render(memory, original)
     if original is not None and text == original.text and target.exists():
         return False
-    if original is not None:
-        ensure_unchanged(root, rel, original)
-    fsio.write_atomic(target, text, verify=read_back(rel, memory))
+    if original is not None and original.text:  # checked at the rename itself, and again right after it
+        fsio.replace_unchanged(target, text, original.text.encode("utf-8"), verify=read_back(rel, memory), shown=rel)
+    else:
+        fsio.write_atomic(target, text, verify=read_back(rel, memory))
     return True
 
 

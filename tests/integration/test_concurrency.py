@@ -136,6 +136,31 @@ def test_a_file_renamed_while_a_correction_runs_is_not_written_back_as_a_copy(
     assert scan.problems == [] and scan.entries[second].memory.superseded_by == new
 
 
+def test_an_append_landing_in_the_instant_before_the_rename_is_kept(
+        two: tuple[Vault, str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``echo ... >> file`` opened the file just before a writer renamed its new version over it: the
+    line went to the replaced file. The writer sees it there, puts it back and refuses; nothing is lost."""
+    vault, first, _ = two
+    path = vault.root / vault.entry(first).path
+    handle = open(path, "ab")  # noqa: SIM115 - held open across the write, as an editor holds it
+    real, pending = os.replace, [True]
+
+    def replace(source: object, dest: object) -> None:
+        if pending and Path(str(dest)) == path:
+            pending.clear()
+            handle.write(b"Appended by hand.\n")
+            handle.flush()
+        real(source, dest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(VaultBusy, match=r"changed by another program.*try again"):
+        vault.feedback(first, "ignored")
+    handle.close()
+    assert "Appended by hand." in vault.entry(first).memory.body
+    vault.feedback(first, "ignored")  # the retry reads it again and keeps it
+    assert "Appended by hand." in vault.entry(first).memory.body
+
+
 @pytest.mark.parametrize("operation", ["feedback", "forget", "evidence"])
 def test_other_writes_keep_a_hand_edit_made_meanwhile(two: tuple[Vault, str, str], monkeypatch: pytest.MonkeyPatch,
                                                       operation: str) -> None:

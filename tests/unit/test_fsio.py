@@ -112,6 +112,84 @@ def test_failed_fsync_leaves_old_content_and_no_temp(tmp_path: Path, monkeypatch
 # ---------------------------------------------------------------- write_many_atomic
 
 
+# ---------------------------------------------------------------- replace_unchanged
+
+
+def _in_the_window(monkeypatch: pytest.MonkeyPatch, action: Callable[[Path], None]) -> None:
+    """Run ``action`` on the target the instant before the rename, once: the editor's append or rename
+    landing after the writer's check, in the file it had opened."""
+    real = os.replace
+    pending = [action]
+
+    def replace(source: object, dest: object) -> None:
+        if pending:
+            pending.pop()(Path(str(dest)))
+        real(source, dest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def test_replace_unchanged_replaces_the_file_it_was_told_of(tmp_path: Path) -> None:
+    target = tmp_path / "m.md"
+    target.write_text("old\n")
+    fsio.replace_unchanged(target, "new\n", b"old\n")
+    assert target.read_text() == "new\n" and temp_files(tmp_path) == []
+
+
+def test_replace_unchanged_refuses_a_file_changed_since_it_was_read(tmp_path: Path) -> None:
+    target = tmp_path / "m.md"
+    target.write_text("old\nA line typed by hand.\n")
+    with pytest.raises(VaultBusy, match="changed by another program"):
+        fsio.replace_unchanged(target, "new\n", b"old\n", shown="memories/m.md")
+    assert target.read_text() == "old\nA line typed by hand.\n" and temp_files(tmp_path) == []
+
+
+def test_an_append_landing_between_the_check_and_the_rename_is_put_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``>>`` opens the old file and writes to it: after the rename that text would live only in the
+    replaced inode. It is put back at the path, and the write is refused (a retry reads it)."""
+    target = tmp_path / "m.md"
+    target.write_bytes(b"old\n")
+    handle = open(target, "ab")  # noqa: SIM115 - opened before the rename, like an editor holding the file
+
+    def append(_path: Path) -> None:
+        handle.write(b"A line typed by hand.\n")
+        handle.flush()
+
+    _in_the_window(monkeypatch, append)
+    with pytest.raises(VaultBusy, match="changed by another program"):
+        fsio.replace_unchanged(target, "new\n", b"old\n")
+    handle.close()
+    assert target.read_bytes() == b"old\nA line typed by hand.\n" and temp_files(tmp_path) == []
+
+
+def test_a_file_renamed_between_the_check_and_the_rename_gets_no_second_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "m.md"
+    target.write_bytes(b"old\n")
+    _in_the_window(monkeypatch, lambda path: path.rename(path.with_name("renamed.md")))
+    with pytest.raises(VaultBusy, match="moved or deleted by another program"):
+        fsio.replace_unchanged(target, "new\n", b"old\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["renamed.md"]
+    assert (tmp_path / "renamed.md").read_bytes() == b"old\n"
+
+
+def test_replace_unchanged_keeps_the_mode_of_the_text_it_puts_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "m.md"
+    target.write_bytes(b"old\n")
+    target.chmod(0o600)
+
+    def append(path: Path) -> None:
+        with open(path, "ab") as late:
+            late.write(b"more\n")
+
+    _in_the_window(monkeypatch, append)
+    with pytest.raises(VaultBusy):
+        fsio.replace_unchanged(target, "new\n", b"old\n")
+    assert target.read_bytes() == b"old\nmore\n" and (target.stat().st_mode & 0o777) == 0o600
+
+
 def test_write_many_atomic_writes_all(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("old a")
     items: list[tuple[Path, bytes | str]] = [
