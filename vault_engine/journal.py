@@ -472,10 +472,14 @@ def feedback_superseded(event: Event) -> bool:
 
 def forgotten_digests(events: Iterable[Event]) -> dict[str, str]:
     """Digests blocked from re-learning (each purge's text digest and, since purges record it, its
-    words digest), mapped to the purged memory id; ask it with :func:`forgotten_as`."""
+    words digest), mapped to the purged memory id; ask it with :func:`forgotten_as`.  A purge from
+    another machine that this one declined (a ``purge-declined`` event: its memory had changed here)
+    blocks nothing here: pass those events along with the purges."""
     out: dict[str, str] = {}
+    events = list(events)
+    declined = {str(e.payload.get("purge")) for e in events if e.kind == PURGE_DECLINED}
     for e in events:
-        if e.kind == "purge" and e.payload.get("permanent"):
+        if e.kind == "purge" and e.payload.get("permanent") and e.id not in declined:
             for key in ("text_sha256", "words_sha256"):
                 if key in e.payload:
                     out[str(e.payload[key])] = e.memory

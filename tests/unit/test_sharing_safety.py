@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from vault_engine import fsio, store
-from vault_engine.errors import JournalError, MemoryFileError, VaultError
-from vault_engine.journal import PURGE_DECLINED, Event, Journal, replay
+from vault_engine.errors import ForgottenContent, JournalError, MemoryFileError, VaultError
+from vault_engine.format.memory import memory_text, text_digest
+from vault_engine.journal import PURGE_DECLINED, Event, Journal, forgotten_digests, replay
 from vault_engine.sharing import gitrepo
 from vault_engine.sharing.publishing import has_markers, publishable, through_symlink
+from vault_engine.vault import NewMemory, Vault
 
 NOV = "2026-11-05T10:00:00Z"
 
@@ -150,6 +152,23 @@ def test_a_declined_purge_leaves_the_memory_active_in_replay() -> None:
               Event(PURGE_DECLINED, "m-1", {"purge": "e-2"}, "e-3", NOV)]
     assert replay(events)["m-1"].status == "active"
     assert replay(events[:2])["m-1"].status == "purged"
+
+
+def test_a_declined_purge_does_not_block_learning_its_text_again(vault: Vault) -> None:
+    """The purge came from another machine and was declined here (the memory had changed since): its
+    text is no more forgotten here than its memory is, while a purge not declined still blocks it."""
+    text = "The staging database password rotates every Monday."
+    kept = vault.add(NewMemory(text)).id
+    digest = text_digest(memory_text(vault.entry(kept).memory))
+    purge = Event("purge", kept, {"permanent": True, "text_sha256": digest}, "e-remote-purge", NOV)
+    declined = Event(PURGE_DECLINED, kept, {"purge": "e-remote-purge"}, "e-declined", NOV)
+    assert forgotten_digests([purge]) == {digest: kept} and forgotten_digests([purge, declined]) == {}
+    vault.journal.append([purge])
+    with pytest.raises(ForgottenContent):
+        vault.add(NewMemory(text))
+    vault.journal.append([declined])
+    vault.forget(kept)  # a plain forget here: the text is learnt again, not refused as purged
+    assert vault.add(NewMemory(text)).id != kept
 
 
 def test_a_vault_made_from_a_template_takes_none_of_its_symlinks(tmp_path: Path,

@@ -48,7 +48,7 @@ from ..format.memory import Memory, from_fields, memory_text, text_digest
 from ..format.redact import redact_counted
 from ..format.text import clip
 from ..format.yamlfmt import format_datetime
-from ..journal import Event, forgotten_as, forgotten_digests
+from ..journal import PURGE_DECLINED, Event, forgotten_as, forgotten_digests
 from ..llm.base import RECALLS, Digest, Turn
 from .transcripts import FORMATS as FORMATS  # re-exported: what callers of ingest read turns with
 from .transcripts import LABELS, parse_ts, turn_from_record
@@ -331,7 +331,7 @@ class _Compacter:
             scan = vault.scan()
             memory, redacted = build_episode(digest, turns, self.session, scan, stamp, self.project)
             text = text_digest(memory_text(memory))
-            forgotten = forgotten_digests(vault.journal.events(("purge",)))
+            forgotten = forgotten_digests(vault.journal.events(("purge", PURGE_DECLINED)))
             stored = next((e for e in scan.active()
                            if e.memory.lifecycle != "superseded" and text_digest(memory_text(e.memory)) == text),
                           None)

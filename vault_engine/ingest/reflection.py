@@ -48,7 +48,7 @@ from ..format.redact import redact
 from ..format.text import clip, make_summary
 from ..format.yamlfmt import format_datetime
 from ..governance.actions import Action, Change
-from ..journal import Event, forgotten_as, forgotten_digests
+from ..journal import PURGE_DECLINED, Event, forgotten_as, forgotten_digests
 from ..llm.base import Delta
 
 if TYPE_CHECKING:
@@ -371,7 +371,7 @@ def _new_version(vault: Vault, old: Entry, delta: Delta, reflection: str, stamp:
     body = redact(delta.text.strip("\n")).rstrip() + "\n"
     if not body.strip():
         raise InvalidInput("the updated text is empty")
-    if forgotten_as(forgotten_digests(vault.journal.events(("purge",))), body) is not None:
+    if forgotten_as(forgotten_digests(vault.journal.events(("purge", PURGE_DECLINED))), body) is not None:
         raise InvalidInput("the updated text was permanently forgotten and is not re-learned")
     title = redact(" ".join(delta.title.split())) if delta.title.strip() else old.memory.title
     return old.memory.replace(
