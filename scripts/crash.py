@@ -80,8 +80,9 @@ from synthetic import Generator, plant  # noqa: E402
 from vault_engine import store  # noqa: E402
 from vault_engine.errors import VaultError  # noqa: E402
 from vault_engine.format.memory import content_digest, memory_text, text_digest  # noqa: E402
+from vault_engine.history import replay  # noqa: E402
 from vault_engine.index.embedder import Embedder  # noqa: E402
-from vault_engine.journal import Journal, replay  # noqa: E402
+from vault_engine.journal import Journal  # noqa: E402
 from vault_engine.vault import Vault  # noqa: E402
 
 OPERATIONS = ("import", "sync", "maintain", "correct")

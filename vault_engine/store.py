@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import copies, errors, fsio
+from . import copies, errors, fsio, location
 from .config import CONFIG_FILE, environment
 from .errors import MemoryFileError, MemoryNotFound, PathEscapeError, VaultBusy, VaultError, VaultNotFound
 from .format.memory import Memory, ParsedFile, decode, parse, read_back, render
@@ -35,45 +35,24 @@ DEFAULT_VAULT = Path("~/.memvault/vault")
 
 def template_dir() -> Path:
     """The template vault shipped with memvault."""
-    override = environment().template
-    candidates = [Path(override)] if override else []
-    here = Path(__file__).resolve().parent
-    candidates += [here / "_template", here.parent / "vault_template"]
-    for candidate in candidates:
-        if (candidate / CONFIG_FILE).is_file():
-            return candidate
-    raise VaultNotFound("the template vault is missing from this installation; reinstall memvault")
+    return location.template_dir(environment())
 
 
-def is_vault(path: Path) -> bool:
-    return (path / CONFIG_FILE).is_file()
+is_vault = location.is_vault
 
 
 def discover(explicit: Path | None, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
-    """Find the vault: ``--vault``, else ``MEMVAULT_DIR``, else upward from cwd, else the default.
+    """Find the vault: ``--vault``, else ``MEMVAULT_DIR``, else upward from cwd, else the default
+    (:func:`~vault_engine.location.pick`).
 
     The default vault ``~/.memvault/vault`` is created from the template on first use.
     """
-    env = environment(environ)
-    from_env = Path(env.vault_dir) if env.vault_dir else None
-    for given, origin in ((explicit, "--vault"), (from_env, "MEMVAULT_DIR")):
-        if given is not None:
-            path = given.expanduser().resolve()
-            if not is_vault(path):
-                raise VaultNotFound(f"no vault at {path} (from {origin}); create one with: memvault init {path}")
-            return path
-    here = (cwd or Path.cwd()).resolve()
-    try:
-        template = template_dir().resolve()
-    except VaultNotFound:
-        template = None
-    for folder in (here, *here.parents):
-        if is_vault(folder) and folder != template:
-            return folder
-    default = Path(env.home or str(Path.home())) / ".memvault" / "vault"
-    if not is_vault(default):
-        create_vault(default, git=False)
-    return default
+    path, origin = location.pick(explicit, environment(environ), cwd or Path.cwd())
+    if not is_vault(path):
+        if origin != "default":
+            raise VaultNotFound(f"no vault at {path} (from {origin}); create one with: memvault init {path}")
+        create_vault(path, git=False)
+    return path
 
 
 def create_vault(path: Path, git: bool = True) -> bool:

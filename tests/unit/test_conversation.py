@@ -12,6 +12,7 @@ import pytest
 
 from vault_engine.errors import InvalidInput, LlmUnavailable, VaultError
 from vault_engine.format.memory import Memory
+from vault_engine.history import replay
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.ingest.conversation import (
     LINK_LIMIT,
@@ -27,7 +28,6 @@ from vault_engine.ingest.conversation import (
     read_buffer,
     session_record,
 )
-from vault_engine.journal import replay
 from vault_engine.llm.base import Digest, Sense, Turn
 from vault_engine.llm.offline import OfflineLlm
 from vault_engine.retrieval.searcher import SearchRequest

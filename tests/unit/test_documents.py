@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from vault_engine.errors import ForgottenContent, InvalidInput, LlmUnavailable
 from vault_engine.format.memory import Memory
+from vault_engine.history import replay
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.sync import freshness
 from vault_engine.ingest.documents import (
@@ -24,7 +25,6 @@ from vault_engine.ingest.documents import (
     remember_output,
     tool_source,
 )
-from vault_engine.journal import replay
 from vault_engine.llm.base import Digest, Sense, Turn
 from vault_engine.llm.offline import OfflineLlm
 from vault_engine.vault import NewMemory, Vault

@@ -11,7 +11,8 @@ import pytest
 from vault_engine.errors import InvalidInput, MemoryNotFound, NothingToUndo
 from vault_engine.format.ids import derived_event_id, is_valid_id
 from vault_engine.format.memory import OUTCOMES, Memory
-from vault_engine.journal import Event, replay
+from vault_engine.history import replay
+from vault_engine.journal import Event
 from vault_engine.vault import NewMemory, Vault, apply_outcome
 
 STAMP = datetime(2026, 11, 28, 10, 0, tzinfo=UTC)

@@ -14,9 +14,9 @@ from vault_engine import fsio
 from vault_engine.errors import NothingToUndo
 from vault_engine.governance.actions import EXTRA_KEYS, GOVERNED, field_value
 from vault_engine.governance.maintain import last_maintained, maintain
+from vault_engine.history import replay
 from vault_engine.index.disk import STAT_CACHE
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.journal import replay
 from vault_engine.vault import NewMemory, Vault, now
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

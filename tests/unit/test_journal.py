@@ -14,7 +14,8 @@ import pytest
 from vault_engine import fsio
 from vault_engine.errors import JournalError
 from vault_engine.format.memory import OUTCOMES
-from vault_engine.journal import Event, Journal, MemoryState, forgotten_digests, hash_text, replay
+from vault_engine.history import MemoryState, forgotten_digests, replay
+from vault_engine.journal import Event, Journal, hash_text
 
 NOV = "2026-11-28T10:02:11Z"
 DEC = "2026-12-01T08:00:00Z"

@@ -12,7 +12,8 @@ import pytest
 from vault_engine import fsio, store
 from vault_engine.errors import ForgottenContent, JournalError, MemoryFileError, VaultError
 from vault_engine.format.memory import memory_text, text_digest
-from vault_engine.journal import PURGE_DECLINED, Event, Journal, forgotten_digests, replay
+from vault_engine.history import forgotten_digests, replay
+from vault_engine.journal import PURGE_DECLINED, Event, Journal
 from vault_engine.sharing import gitrepo
 from vault_engine.sharing.publishing import has_markers, publishable, through_symlink
 from vault_engine.vault import NewMemory, Vault

@@ -38,7 +38,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..config import CONFIG_FILE, Environment, environment
+from .. import location
+from ..config import Environment, environment
 from ..format.text import printable
 from ..limits import MAX_DOCUMENT
 from . import claude_code, codex, copilot, cursor, gemini, opencode
@@ -263,19 +264,7 @@ def _capture(agent: str, hook: HookInput, vault: str | None, root: Path | None, 
 def find_vault(explicit: str | None, env: Environment, cwd: Path) -> Path | None:
     """The vault the command line would open (``--vault``, ``MEMVAULT_DIR``, a vault above ``cwd``,
     the default vault), found without opening it; None when it is not there yet."""
-    for given in (explicit, env.vault_dir):
-        if given:
-            path = Path(given).expanduser().resolve()
-            return path if (path / CONFIG_FILE).is_file() else None
-    try:
-        here = cwd.resolve()
-    except OSError:
-        here = cwd
-    for folder in (here, *here.parents):
-        if (folder / CONFIG_FILE).is_file() and folder.name != "vault_template":
-            return folder
-    default = Path(env.home or Path.home()) / ".memvault" / "vault"
-    return default if (default / CONFIG_FILE).is_file() else None
+    return location.find(Path(explicit) if explicit else None, env, cwd)
 
 
 def log(root: Path | None, env: Environment, line: str) -> None:

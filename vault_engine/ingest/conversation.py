@@ -48,7 +48,8 @@ from ..format.memory import Memory, from_fields, memory_text, text_digest
 from ..format.redact import redact_counted
 from ..format.text import clip
 from ..format.yamlfmt import format_datetime
-from ..journal import PURGE_DECLINED, Event, forgotten_as, forgotten_digests
+from ..history import forgotten_as, forgotten_digests
+from ..journal import PURGE_DECLINED, Event
 from ..llm.base import RECALLS, Digest, Turn
 from .transcripts import FORMATS as FORMATS  # re-exported: what callers of ingest read turns with
 from .transcripts import LABELS, parse_ts, turn_from_record

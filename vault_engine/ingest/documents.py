@@ -18,7 +18,7 @@ A person who ingests a document asked for it: the parts are
 ``learned``; a tool output is ``external`` (it may carry anything a tool
 fetched), so it never reaches a context manifest or a default search on its
 own; its reference names the id to expand.  Every part is journalled as an
-``import`` event (what :func:`~vault_engine.journal.replay` reads for a new
+``import`` event (what :func:`~vault_engine.history.replay` reads for a new
 memory), with ``origin``, the document's digest, the part and the number of
 secrets redacted from the whole document.
 """
@@ -38,7 +38,8 @@ from ..format.ids import new_memory_id
 from ..format.memory import SCOPES, Memory, from_fields, memory_text
 from ..format.redact import redact, redact_counted
 from ..format.text import PARAGRAPH_BREAK
-from ..journal import Event, forgotten_as, forgotten_digests
+from ..history import forgotten_as, forgotten_digests
+from ..journal import Event
 from ..limits import MAX_DOCUMENT, check_length
 from ..llm.base import RECALLS, Digest, Llm
 from ..store import Scan

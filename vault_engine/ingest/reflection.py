@@ -17,7 +17,7 @@ proposes:
 Inference never overwrites what a person set: any change proposed for an
 explicit memory leaves its file untouched and records a ``conflict`` journal
 event (the proposed text and the reason) instead.  Updates and supersessions
-are journaled as ``govern`` events of kind ``reflect``, so :func:`~vault_engine.journal.replay`
+are journaled as ``govern`` events of kind ``reflect``, so :func:`~vault_engine.history.replay`
 agrees with the files and ``memvault rollback`` undoes them.
 
 The journal is the record of progress: each run appends a ``reflection``
@@ -48,7 +48,8 @@ from ..format.redact import redact
 from ..format.text import clip, make_summary
 from ..format.yamlfmt import format_datetime
 from ..governance.actions import Action, Change
-from ..journal import PURGE_DECLINED, Event, forgotten_as, forgotten_digests
+from ..history import forgotten_as, forgotten_digests
+from ..journal import PURGE_DECLINED, Event
 from ..llm.base import Delta
 
 if TYPE_CHECKING:

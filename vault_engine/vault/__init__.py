@@ -1,7 +1,7 @@
 """The vault: one open vault and the operations that change it."""
 
 from ..clock import now
-from ..journal import governed_ids
+from ..history import governed_ids
 from .results import AddResult, ChangeResult, FeedbackResult, ImportResult, NewMemory, ReplayDiff, Status
 from .revise import apply_outcome
 from .transaction import Transaction

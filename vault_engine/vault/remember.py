@@ -19,7 +19,8 @@ from ..format.kinds import Scope
 from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_digest
 from ..format.redact import holds_secret, redact, redact_data
 from ..format.text import is_one_off, make_summary, make_title
-from ..journal import Event, forgotten_as, forgotten_digests
+from ..history import forgotten_as, forgotten_digests
+from ..journal import Event
 from ..limits import MAX_DOCUMENT, MAX_TEXT, check_fields, check_length, too_long
 from ..sharing import senders
 from ..store import Entry, Scan

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from ..format.memory import Memory
-from ..journal import MemoryState, replay
+from ..history import MemoryState, replay
 from ..store import Entry
 from .ports import Open as Vault
 from .results import ReplayDiff

@@ -14,7 +14,8 @@ from ..format.memory import OUTCOMES, Memory, memory_text, text_digest
 from ..format.redact import redact
 from ..format.text import make_summary, make_title
 from ..format.yamlfmt import format_datetime
-from ..journal import Event, MemoryState, governed_ids, replay
+from ..history import MemoryState, governed_ids, replay
+from ..journal import Event
 from ..limits import MAX_TEXT, check_fields, check_length
 from ..store import Scan
 from .ports import Open as Vault

@@ -7,7 +7,8 @@ from datetime import datetime
 from ..clock import now
 from ..errors import InvalidInput, NothingToUndo, VaultError
 from ..format.value import CONFLICT_OF
-from ..journal import Event, feedback_superseded, governed_ids
+from ..history import feedback_superseded, governed_ids
+from ..journal import Event
 from ..store import Scan
 from . import repair
 from .ports import Open as Vault
