@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import location
 from ..config import Environment, environment
@@ -47,6 +47,9 @@ from .adapter import CONTEXT_ACTIONS, Adapter, HookInput
 from .backend import Answers, LocalVault, ServedVault, Unavailable
 from .captures import CaptureQueue, kick, start_worker
 from .session import AgentSession, session_name
+
+if TYPE_CHECKING:
+    from ..vault import Vault
 
 _ADAPTERS: tuple[Adapter, ...] = (claude_code, codex, gemini, cursor, opencode, copilot)
 AGENTS: dict[str, Adapter] = {adapter.AGENT: adapter for adapter in _ADAPTERS}
@@ -213,7 +216,7 @@ class _Opened:
         return self.local() if self._served is None else _Fallback(self._served, self)
 
 
-def _open_vault(path: Path | None) -> Any:
+def _open_vault(path: Path | None) -> Vault:
     from ..vault import Vault
 
     return Vault.open(path)

@@ -8,11 +8,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import click
 
 from ..errors import InvalidInput
+
+if TYPE_CHECKING:
+    from ..vault import Vault
 from ..format.memory import TRUSTS
 from ..format.text import printable, printable_json
 from ..limits import too_long
@@ -71,9 +74,9 @@ def _duration(seconds: float) -> str:
 class Settings:
     vault_path: str | None = None
     as_json: bool = False
-    opened: list[Any] = field(default_factory=list)
+    opened: list[Vault] = field(default_factory=list)
 
-    def open_vault(self, *, write: bool = False) -> Any:
+    def open_vault(self, *, write: bool = False) -> Vault:
         """The vault; a ``write`` command keeps the indexes current (with a bar on a terminal)."""
         from ..vault import Vault
 
@@ -89,9 +92,9 @@ class Settings:
         return vault
 
     def index_warnings(self) -> list[str]:
-        lines = [v.index_warning for v in self.opened if getattr(v, "index_warning", None)]
+        lines = [v.index_warning for v in self.opened if v.index_warning]
         for vault in self.opened:
-            report = getattr(vault, "last_sync", None)
+            report = vault.last_sync
             if report is not None and report.pending > 0 and not vault.index_warning:
                 lines.append(f"notice: {report.pending} memories are searchable by their words now; their vectors "
                              "are being computed in the background (`memvault status` shows how far)")
