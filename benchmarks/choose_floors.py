@@ -45,7 +45,7 @@ RELEVANCE = [round(0.40 + 0.05 * n, 2) for n in range(11)]  # 0.40 .. 0.90
 MEANING = [0.40, 0.45, 0.50, 0.55, 0.60, 9.0]
 NAMED = [round(0.35 + 0.05 * n, 2) for n in range(8)] + [9.0]  # 0.35 .. 0.70, and off
 NAMED_MEANING = [0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 9.0]
-# LoCoMo chat as searched before this change (docs/performance.md, "The relevance floor"): 0.67 of
+# LoCoMo chat as searched before this change (docs/decisions/relevance-floor.md): 0.67 of
 # the foreign questions answered with no hits, 0.001 R@10 lost to the floors.
 BEFORE_QUIET = 0.67
 BEFORE_LOST = 0.001

@@ -16,7 +16,7 @@ standing in for the engine's:
 
 It prints R@10 overall and multi-hop, and per conversation, beside the dumped order, so a
 setting can be judged by the folds it helps.  Nothing here is built into search: these were
-the candidates for the multi-hop gap (see "Tried and not kept" in docs/performance.md).
+the candidates for the multi-hop gap (see "Tried and not kept" in docs/decisions/retrieval-ranking.md).
 
 Usage:
     python scripts/eval_locomo.py --data ../shared/bench/locomo_dev.json --format chat --quick --dump dump.jsonl

@@ -16,6 +16,8 @@ PACKAGE = REPO / "vault_engine"
 # The command table moved from the README to the command-line reference.
 COMMANDS_DOC = (DOCS / "cli.md").read_text(encoding="utf-8")
 MODULE_MAP = DOCS / "development.md"
+# How each default was reached: one file per topic, listed in the log's README.
+DECISIONS = DOCS / "decisions"
 # Every command takes these; the reference says so once instead of on every row.
 COMMON_OPTIONS = frozenset({"--vault", "--json"})
 
@@ -95,7 +97,7 @@ def test_the_module_map_names_only_modules_that_exist() -> None:
 
 
 def _pages() -> list[Path]:
-    return [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
+    return [REPO / "README.md", *sorted(DOCS.glob("*.md")), *sorted(DECISIONS.glob("*.md"))]
 
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
@@ -142,3 +144,13 @@ def test_the_readme_links_every_docs_page() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     unlinked = [page.name for page in sorted(DOCS.glob("*.md")) if f"(docs/{page.name}" not in readme]
     assert not unlinked, f"README.md does not link {unlinked}"
+
+
+def test_the_decisions_log_lists_every_topic_and_is_linked() -> None:
+    index = (DECISIONS / "README.md").read_text(encoding="utf-8")
+    unlisted = [page.name for page in sorted(DECISIONS.glob("*.md"))
+                if page.name != "README.md" and f"]({page.name})" not in index]
+    assert not unlisted, f"docs/decisions/README.md does not list {unlisted}"
+    for page in ("performance.md", "development.md"):
+        text = (DOCS / page).read_text(encoding="utf-8")
+        assert "(decisions/README.md)" in text, f"docs/{page} does not link the decisions log"

@@ -22,14 +22,14 @@ SENTENCES_PER_MEMORY = 8  # memories with more sentences get no sentence lane
 # A turn's context vector is composed from the vectors of the turn and its neighbours (the mean
 # of the three, normalised), not embedded from their concatenation: each part is a text some
 # memory's summary lane embeds anyway, so the lane costs the model nothing.  Embedding the
-# concatenation made indexing a chat log twice as slow for 0.005 R@10 (docs/performance.md).
+# concatenation made indexing a chat log twice as slow for 0.005 R@10 (docs/decisions/derived-summaries.md).
 COMPOSED_LANES = frozenset({"context"})
 PART_BREAK = "\x1f"  # between a composed lane's parts (a unit separator: never in a summary or title)
 # A sentence's vector is read from the model's pass over a text some other lane embeds anyway (its
 # host: the summary or a body passage): the mean of the token states of the sentence's words and of
 # the memory's subject, each read in context.  Embedding each sentence alone (with its subject
 # written in front) doubled the tokens the model reads for a chat log, for the same recall
-# (docs/performance.md).  A span lane's text names its host and the character ranges it pools.
+# (docs/decisions/indexing.md).  A span lane's text names its host and the character ranges it pools.
 SPAN_LANES = frozenset({"sentence"})
 SPAN_MARK = "\x1e"  # between a span lane's host text and its ranges (a record separator: never in a text)
 GIST_CHARS = 1000  # about 250 tokens of English: one passage of the model's window
@@ -105,7 +105,7 @@ def gist(memory: Memory) -> str:
     A derived summary is for showing (a manifest line); as a lane's text it clips what a short
     memory says: a chat turn of 300 characters loses its last sentences, and with them what the
     question asks about (chat-log R@10 0.790 against 0.778, better on four of five development
-    conversations; docs/performance.md).  A summary someone wrote says what they meant: kept."""
+    conversations; docs/decisions/derived-summaries.md).  A summary someone wrote says what they meant: kept."""
     body = memory.body.strip()
     if body and len(body) <= GIST_CHARS and memory.summary == make_summary(body):
         return " ".join(body.split())
@@ -120,7 +120,7 @@ def passages(body: str, embedder: Embedder) -> list[str]:
     turn) or several sections of a note is the mean of what they say, close to none of them;
     a paragraph is what a question is about (``memvault ingest`` episodes: R@5 0.722 against
     0.698 with the body cut only at the token window, better on four of five development
-    conversations; docs/performance.md)."""
+    conversations; docs/decisions/ingestion.md)."""
     pieces: list[str] = []
     heading = ""
     for paragraph in paragraphs(body):

@@ -3,8 +3,7 @@
 The packaged model stores its weights in int8 but computes in float: each weight is turned back
 into float when the model loads, and every product runs in float32.  The fast graph runs them in
 int8 (onnxruntime's MatMulIntegerToFloat: each weight quantized once, per output channel), which
-reads about 1.4 times the tokens per second on the same cores (docs/performance.md, "The model's int8
-graph").
+reads about 1.4 times the tokens per second on the same cores (docs/decisions/int8-graph.md).
 
 Three choices keep its vectors next to the float graph's (cosine 0.997 on average, 0.994 at worst,
 on the synthetic benchmark's passages) and make them depend on nothing but the text:

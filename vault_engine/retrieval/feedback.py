@@ -4,8 +4,8 @@ The lanes' candidates are ranked again by how close their summary (or, for a tur
 lies to the query moved halfway toward the mean summary vector of the seeds.  The seeds are the
 best hits of a quick first fusion (each lane's top ten) that are turns of a conversation: a
 list's items are scattered over many small turns, while a fact, an episode or a document is
-whole in itself (seeded by those, feedback measured worse: see "Retrieval
-quality" in docs/performance.md).  A vault without conversations skips all of it.
+whole in itself (seeded by those, feedback measured worse: see "Checked against the other
+workloads" in docs/decisions/retrieval-ranking.md).  A vault without conversations skips all of it.
 """
 
 from __future__ import annotations
