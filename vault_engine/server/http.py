@@ -47,16 +47,7 @@ from typing import Any
 from .. import errors, fsio, store
 from ..errors import InvalidInput, VaultError
 from ..fsio import write_atomic
-from .requests import (
-    ContextRequest,
-    CorrectRequest,
-    FeedbackRequest,
-    ForgetRequest,
-    ReadRequest,
-    RememberRequest,
-    Request,
-    SearchRequest,
-)
+from .requests import OPERATIONS
 from .served import API_VERSION, SERVE_FILE, SERVE_LOCK, Served, alive, read_served, serve_file  # noqa: F401
 from .service import MemoryService
 from .views import error_json
@@ -67,16 +58,6 @@ LINGER_SECONDS, LINGER_BYTES = 2.0, 4 * MAX_BODY  # the most of a refused body r
 _LENGTH = re.compile(r"[0-9]{1,19}")  # a Content-Length: digits only (no sign, no spaces inside)
 LOOPBACK_NAMES = ("localhost",)
 
-# The operations and their requests: a body may carry the request's fields only (a typo must not pass unnoticed).
-OPERATIONS: dict[str, type[Request]] = {
-    "search": SearchRequest,
-    "read": ReadRequest,
-    "context": ContextRequest,
-    "feedback": FeedbackRequest,
-    "remember": RememberRequest,
-    "correct": CorrectRequest,
-    "forget": ForgetRequest,
-}
 
 STATUS_OF: tuple[tuple[type[VaultError], int], ...] = (
     (errors.MemoryNotFound, 404),
@@ -137,7 +118,7 @@ def _kind(status: HTTPStatus) -> str:
 
 def call(service: MemoryService, operation: str, body: dict[str, Any]) -> dict[str, Any]:
     """Run one operation with the fields of a request body."""
-    request = OPERATIONS[operation]
+    request = OPERATIONS[operation]  # a body may carry the request's fields only (a typo must not pass)
     allowed = request.specs()
     unknown = sorted(set(body) - set(allowed))
     if unknown:

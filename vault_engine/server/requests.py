@@ -384,3 +384,16 @@ class FeedbackRequest(Request):
     outcome: Outcome = field(metadata=arg(Choice("How it worked out.", OUTCOMES)))
     application: str | None = field(default=None, metadata=arg(Text(
         "The application id from memory_context's result (e.g. e-01j9...).", MAX_ID)))
+
+
+# The operations and their requests, by the name the HTTP path and the service method share
+# (``POST /v1/search`` -> ``MemoryService.search(SearchRequest)``; the MCP tools are ``memory_<name>``).
+OPERATIONS: dict[str, type[Request]] = {
+    "search": SearchRequest,
+    "read": ReadRequest,
+    "context": ContextRequest,
+    "feedback": FeedbackRequest,
+    "remember": RememberRequest,
+    "correct": CorrectRequest,
+    "forget": ForgetRequest,
+}

@@ -14,6 +14,7 @@ from typing import Any
 from ...format.kinds import OUTCOMES
 from ..project import CurrentProject
 from ..requests import (
+    OPERATIONS,
     ContextRequest,
     CorrectRequest,
     FeedbackRequest,
@@ -82,32 +83,16 @@ def _relative(args: dict[str, Any], here: CurrentProject) -> dict[str, Any]:
     return {**args, "path": here.relative(path)} if isinstance(path, str) else args
 
 
-def _search(service: MemoryService, args: dict[str, Any], here: CurrentProject) -> dict[str, Any]:
-    return service.search(SearchRequest.parse(_relative(args, here)))
+def _call(operation: str, relative: bool = False) -> Call:
+    """The MCP call of one operation: its request parsed from the tool's arguments (a ``path`` inside the
+    current repository made relative first, where the request has one) and the service's method run."""
+    request = OPERATIONS[operation]
 
+    def run(service: MemoryService, args: dict[str, Any], here: CurrentProject) -> dict[str, Any]:
+        method: Callable[[Any], dict[str, Any]] = getattr(service, operation)
+        return method(request.parse(_relative(args, here) if relative else args))
 
-def _read(service: MemoryService, args: dict[str, Any], _here: CurrentProject) -> dict[str, Any]:
-    return service.read(ReadRequest.parse(args))
-
-
-def _remember(service: MemoryService, args: dict[str, Any], _here: CurrentProject) -> dict[str, Any]:
-    return service.remember(RememberRequest.parse(args))
-
-
-def _correct(service: MemoryService, args: dict[str, Any], _here: CurrentProject) -> dict[str, Any]:
-    return service.correct(CorrectRequest.parse(args))
-
-
-def _forget(service: MemoryService, args: dict[str, Any], _here: CurrentProject) -> dict[str, Any]:
-    return service.forget(ForgetRequest.parse(args))
-
-
-def _context(service: MemoryService, args: dict[str, Any], here: CurrentProject) -> dict[str, Any]:
-    return service.context(ContextRequest.parse(_relative(args, here)))
-
-
-def _feedback(service: MemoryService, args: dict[str, Any], _here: CurrentProject) -> dict[str, Any]:
-    return service.feedback(FeedbackRequest.parse(args))
+    return run
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -138,7 +123,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "note": _nullable("string"),
             "markdown": {"type": "string"},
         }, ["task", "application", "resident", "manifest", "markdown"]),
-        _context, render_context,
+        _call("context", relative=True), render_context,
     ),
     ToolSpec(
         "memory_search", "Search memories",
@@ -169,7 +154,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             }, "required": ["id", "title"]}},
             "notice": _nullable("string"), "weak_left_out": {"type": "integer"},
         }, ["query", "hits", "revivable"]),
-        _search, render_search, read_only=True, idempotent=True,
+        _call("search", relative=True), render_search, read_only=True, idempotent=True,
     ),
     ToolSpec(
         "memory_read", "Read a memory",
@@ -194,7 +179,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "text": {"type": "string"},
             "warning": {"type": "string"},
         }, ["id", "title", "depth", "text"]),
-        _read, render_read, read_only=True,
+        _call("read"), render_read, read_only=True,
     ),
     ToolSpec(
         "memory_remember", "Remember",
@@ -219,7 +204,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "scope": {"type": "string", "enum": ["global", "project"]},
             "project": _nullable("string"),
         }, ["id", "path", "created"]),
-        _remember, render_remember,
+        _call("remember"), render_remember,
     ),
     ToolSpec(
         "memory_correct", "Correct a memory",
@@ -229,7 +214,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "remember + forget when fixing an existing memory.",
         CorrectRequest, input_schema(CorrectRequest),
         CHANGE_OUTPUT,
-        _correct, render_correct,
+        _call("correct"), render_correct,
     ),
     ToolSpec(
         "memory_forget", "Forget a memory",
@@ -238,7 +223,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "and can be restored by the user (memvault trash restore ID, or memvault rollback ID).",
         ForgetRequest, input_schema(ForgetRequest),
         CHANGE_OUTPUT,
-        _forget, render_forget, destructive=True,
+        _call("forget"), render_forget, destructive=True,
     ),
     ToolSpec(
         "memory_feedback", "Report how a memory worked out",
@@ -261,7 +246,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "application": _nullable("string"),
             "event": {"type": "string"},
         }, ["action", "id", "outcome", "lifecycle"]),
-        _feedback, render_feedback, idempotent=True,
+        _call("feedback"), render_feedback, idempotent=True,
     ),
 )
 
