@@ -58,6 +58,18 @@ def test_gemini_before_agent_is_the_prompt_and_answers_json_only() -> None:
         gemini.read_transcript(Path("/nonexistent"))
 
 
+def test_gemini_prompt_is_the_persons_words_without_the_session_start_context() -> None:
+    # gemini -p puts SessionStart's context before the prompt, and BeforeAgent is given the whole text
+    manifest = "<hook_context>&lt;memory-context&gt;\nTask: Work on this project\n&lt;/memory-context&gt;" \
+        "</hook_context>"
+    quoted = "how do we deploy? <hook_context>x</hook_context>"  # not before the words: the person's own
+    for said, expected in ((f"{manifest}\n\nhow do we deploy?", "how do we deploy?"),
+                           (f"{manifest}\n\n{manifest}\n\nhow do we deploy?", "how do we deploy?"),
+                           (manifest, ""), (quoted, quoted)):
+        hook = gemini.parse(json.dumps({**GEMINI_PROMPT, "prompt": said}), "BeforeAgent")
+        assert hook.prompt == expected
+
+
 def test_cursor_conversation_is_the_session_and_the_first_root_the_folder() -> None:
     hook = cursor.parse(json.dumps(CURSOR_START), "sessionStart")
     assert (hook.event, hook.session_id, hook.cwd, hook.source) == ("SessionStart", "c-42", "/work/api", "startup")
