@@ -47,8 +47,9 @@ if [ "${MEMVAULT_SKIP_AGENTS:-}" != "1" ]; then
     cp tests/e2e/agents/package.json "$AGENTS/package.json"
     if command -v npm >/dev/null 2>&1 &&
        (cd "$AGENTS" && npm install --no-audit --no-fund --omit=dev --no-package-lock --loglevel=error >&2) &&
-       "$AGENTS/node_modules/.bin/claude" --version >/dev/null && "$AGENTS/node_modules/.bin/codex" --version >/dev/null &&
-       "$AGENTS/node_modules/.bin/copilot" --version >/dev/null; then
+       (for cli in claude codex copilot gemini opencode; do
+          "$AGENTS/node_modules/.bin/$cli" --version >/dev/null || exit 1
+        done); then
       echo "$AGENTS_WANT" > "$AGENTS/.stamp"
     else
       echo "warning: installing the agent CLIs failed (npm and the npm registry are needed); the e2e tests will fail (MEMVAULT_SKIP_AGENTS=1 skips them)" >&2

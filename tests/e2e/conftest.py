@@ -22,6 +22,7 @@ import pytest
 
 from vault_engine.vault import NewMemory, Vault
 
+from .agent_setup import PACKAGES, agent_env, point_at_mock
 from .mock_models import MockModels, Recorded
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ API = "github.com/acme/api"
 
 
 def agent_cli(name: str) -> Path:
-    """The installed CLI ``name`` (``claude``, ``codex``, ``copilot``); fails (or skips, see the module) when it
+    """The installed CLI ``name`` (a key of :data:`.agent_setup.PACKAGES`); fails (or skips, see the module) when it
     is not there."""
     path = AGENTS / "node_modules" / ".bin" / name
     if SKIP_AGENTS:
@@ -48,9 +49,6 @@ def agent_cli(name: str) -> Path:
         pytest.fail(f"the agent CLI '{name}' is not installed in {AGENTS}: run scripts/bootstrap.sh (it needs npm "
                     "and the npm registry), or set MEMVAULT_SKIP_AGENTS=1 to skip the end-to-end tests", pytrace=False)
     return path
-
-
-PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "copilot": "@github/copilot"}
 
 
 def cli_version(name: str) -> str:
@@ -95,6 +93,15 @@ class World:
                 out.append(body)
         return "\n".join(out)
 
+    def buffered(self) -> str:
+        """The turns captured but not yet cut into an episode (a session that has not ended: OpenCode's), in the
+        session buffers under ``.memvault/sessions/``."""
+        out = []
+        for path in sorted((self.vault / ".memvault" / "sessions").glob("*.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                out.append(str(json.loads(line).get("content", "")))
+        return "\n".join(out)
+
     def documents(self) -> list[str]:
         """The full text (front matter and body) of every ``document`` memory in the vault."""
         out = []
@@ -107,12 +114,13 @@ class World:
         return out
 
     def stored(self, *markers: str) -> str:
-        """The episodes once each of ``markers`` is in them and they have stopped changing (capture may finish
-        after the agent exits); the test fails after :data:`CAPTURE_WAIT` seconds."""
+        """What the vault holds of the conversations (the episodes, then the buffered turns) once each of
+        ``markers`` is in it and it has stopped changing (capture may finish after the agent exits); the test
+        fails after :data:`CAPTURE_WAIT` seconds."""
         deadline = time.monotonic() + CAPTURE_WAIT
         last, steady = None, 0
         while True:
-            text = self.episodes()
+            text = self.episodes() + "\n" + self.buffered()
             if all(m in text for m in markers):
                 steady = steady + 1 if text == last else 0
                 if steady >= 4:
@@ -148,7 +156,8 @@ def mock() -> Iterator[MockModels]:
 @pytest.fixture
 def make_world(tmp_path: Path, isolated_env: Path, make_vault: Callable[..., Vault],
                make_checkout: Callable[..., Path], mock: MockModels) -> Callable[..., World]:
-    """``make_world(agent, scope)``: memvault installed for ``agent`` (``claude-code``, ``codex``) at ``scope``."""
+    """``make_world(agent, scope)``: memvault installed for ``agent`` (``claude-code``, ``codex``, ``gemini``,
+    ``opencode``) at ``scope``, the agent pointed at the mock."""
 
     def build(agent: str, scope: str = "user") -> World:
         project = make_checkout(tmp_path / "api", "git@github.com:acme/api.git")
@@ -169,35 +178,7 @@ def make_world(tmp_path: Path, isolated_env: Path, make_vault: Callable[..., Vau
         world = World(isolated_env, vault.root, project, ids, mock, env)
         world.memvault("install", agent, "--scope", scope)
         world.env.update(agent_env(agent, mock, isolated_env))
-        if agent == "codex":
-            _codex_provider(isolated_env / ".codex" / "config.toml", mock)
+        point_at_mock(agent, isolated_env, mock, os.environ.get("PYTHONPATH", str(REPO)))
         return world
 
     return build
-
-
-def agent_env(agent: str, mock: MockModels, home: Path) -> dict[str, str]:
-    """The environment that points ``agent`` at the mock and switches off its other traffic."""
-    if agent == "claude-code":
-        return {"ANTHROPIC_BASE_URL": mock.url, "ANTHROPIC_API_KEY": "test", "DISABLE_TELEMETRY": "1",
-                "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    return {"CODEX_HOME": str(home / ".codex"), "MOCK_API_KEY": "test"}
-
-
-def codex_provider(mock: MockModels) -> str:
-    """The lines of Codex's config.toml that make the mock its model provider (before any table)."""
-    return (f'model = "mock-model"\nmodel_provider = "mock"\n\n[model_providers.mock]\nname = "mock"\n'
-            f'base_url = "{mock.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n'
-            "request_max_retries = 0\nstream_max_retries = 0\n\n"
-            # MCP tools offered to the model with the others, not behind a tool search
-            "[features]\ntool_search_always_defer_mcp_tools = false\n\n")
-
-
-def _codex_provider(config: Path, mock: MockModels) -> None:
-    text = config.read_text(encoding="utf-8") if config.exists() else ""
-    config.parent.mkdir(parents=True, exist_ok=True)
-    # Codex starts an MCP server with a few variables only: name the checkout the server is to run.
-    pythonpath = os.environ.get("PYTHONPATH", str(REPO))
-    server_env = f"\n[mcp_servers.memvault.env]\nPYTHONPATH = {json.dumps(pythonpath)}\n"
-    config.write_text(codex_provider(mock) + text + server_env, encoding="utf-8")

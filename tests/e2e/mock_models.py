@@ -10,6 +10,10 @@
   ``http://127.0.0.1:PORT/v1`` and ``wire_api = "responses"``): ``POST /v1/responses``
   answered as events (``response.created``, ``response.output_item.added``/``done``,
   ``response.completed``);
+- the Gemini API (Gemini CLI, with ``GOOGLE_GEMINI_BASE_URL`` pointing here):
+  ``POST /v1beta/models/MODEL:generateContent`` answered as one JSON response, and
+  ``:streamGenerateContent?alt=sse`` as server-sent events of such responses, a chunk each;
+  ``:countTokens``;
 - ``GET /v1/models`` and anything else a CLI asks at startup: an empty, well-formed answer.
 
 What the model says is scripted: :attr:`MockModels.script` maps a request to a :class:`Reply`
@@ -55,11 +59,13 @@ class Recorded:
 
     @property
     def api(self) -> str:
-        """``anthropic``, ``openai`` or ``other``."""
+        """``anthropic``, ``openai``, ``gemini`` or ``other``."""
         if self.path.startswith("/v1/messages") and not self.path.startswith("/v1/messages/count_tokens"):
             return "anthropic"
         if self.path.startswith("/v1/responses"):
             return "openai"
+        if ":generateContent" in self.path or ":streamGenerateContent" in self.path:
+            return "gemini"
         return "other"
 
     @property
@@ -73,7 +79,7 @@ class Recorded:
         if not isinstance(self.body, dict):
             return ""
         parts: list[str] = []
-        for key in ("system", "instructions", "messages", "input"):
+        for key in ("system", "instructions", "messages", "input", "systemInstruction", "contents"):
             _texts(self.body.get(key), parts)
         return "\n".join(parts)
 
@@ -83,12 +89,14 @@ class Recorded:
         tools = self.body.get("tools") if isinstance(self.body, dict) else None
         names: list[str] = []
         for tool in tools or []:
-            if not isinstance(tool, dict) or not tool.get("name"):
+            if not isinstance(tool, dict):
                 continue
-            if tool.get("type") == "namespace":
+            if isinstance(tool.get("functionDeclarations"), list):  # Gemini: one entry holds them all
+                names += [str(t["name"]) for t in tool["functionDeclarations"] if isinstance(t, dict) and t.get("name")]
+            elif tool.get("type") == "namespace":
                 names += [f"{tool['name']}__{t['name']}" for t in tool.get("tools") or []
                           if isinstance(t, dict) and t.get("name")]
-            else:
+            elif tool.get("name"):
                 names.append(str(tool["name"]))
         return names
 
@@ -96,13 +104,13 @@ class Recorded:
         """The text of the last user message (both wire formats)."""
         items: Any = []
         if isinstance(self.body, dict):
-            items = self.body.get("messages") or self.body.get("input") or []
+            items = self.body.get("messages") or self.body.get("input") or self.body.get("contents") or []
         if isinstance(items, str):
             return items
         for item in reversed(items):
             if isinstance(item, dict) and item.get("role") == "user":
                 parts: list[str] = []
-                _texts(item.get("content"), parts, results=False)
+                _texts(item.get("content") or item.get("parts"), parts, results=False)
                 said = [p for p in parts if not p.lstrip().startswith("<system-reminder>")]
                 if said:
                     return said[-1]  # the CLI puts its own notes in blocks before the person's words
@@ -111,12 +119,16 @@ class Recorded:
     def tool_results(self) -> list[str]:
         """The tool results the request carries back to the model (both wire formats)."""
         out: list[str] = []
-        items = self.body.get("messages") or self.body.get("input") or [] if isinstance(self.body, dict) else []
+        body = self.body if isinstance(self.body, dict) else {}
+        items = body.get("messages") or body.get("input") or body.get("contents") or []
         for item in items if isinstance(items, list) else []:
             if not isinstance(item, dict):
                 continue
             if item.get("type") == "function_call_output":
                 _texts(item.get("output"), out)
+            for part in item.get("parts") or [] if isinstance(item.get("parts"), list) else []:
+                if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):  # Gemini
+                    out.append(json.dumps(part["functionResponse"].get("response"), ensure_ascii=False))
             for block in item.get("content") or [] if isinstance(item.get("content"), list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     _texts(block.get("content"), out)
@@ -131,9 +143,12 @@ def _texts(value: Any, out: list[str], results: bool = True) -> None:
         for item in value:
             _texts(item, out, results)
     elif isinstance(value, dict):
-        if not results and value.get("type") in ("tool_result", "function_call_output"):
+        if not results and (value.get("type") in ("tool_result", "function_call_output")
+                            or "functionResponse" in value):
             return
-        for key in ("text", "content", "output"):
+        if "functionResponse" in value:  # Gemini: a tool's result is a JSON object
+            out.append(json.dumps(value["functionResponse"].get("response"), ensure_ascii=False))
+        for key in ("text", "content", "output", "parts"):
             if key in value:
                 _texts(value[key], out, results)
 
@@ -244,6 +259,14 @@ def _handler(mock: MockModels) -> type[BaseHTTPRequestHandler]:
                     self._json(200, _anthropic_message(reply, str(body.get("model") or "mock")))
             elif request.api == "openai":
                 self._events(_openai_events(mock.script(request), str(body.get("model") or "mock")), named=True)
+            elif request.api == "gemini":
+                reply = _gemini_response(mock.script(request))
+                if ":streamGenerateContent" in request.path:
+                    self._events([("", reply)], named=False)
+                else:
+                    self._json(200, reply)
+            elif ":countTokens" in request.path:
+                self._json(200, {"totalTokens": max(1, len(json.dumps(body)) // 4)})
             else:
                 self._json(200, {})
 
@@ -343,3 +366,15 @@ def _openai_events(reply: Reply, model: str) -> list[tuple[str, dict[str, Any]]]
                                           "response": {**base, "status": "completed", "output": items,
                                                        "usage": usage}}))
     return events
+
+
+def _gemini_response(reply: Reply) -> dict[str, Any]:
+    """One ``GenerateContentResponse``: the text, then the function call."""
+    parts: list[dict[str, Any]] = []
+    if reply.text or reply.tool is None:
+        parts.append({"text": reply.text})
+    if reply.tool is not None:
+        parts.append({"functionCall": {"name": reply.tool, "args": reply.arguments}})
+    return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": "mock", "responseId": uuid.uuid4().hex}
