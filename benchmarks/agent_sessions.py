@@ -2,8 +2,9 @@
 """What memvault costs a whole agent session: one-shot sessions of the real CLIs, with and without it.
 
 Each agent CLI (installed by ``scripts/bootstrap.sh`` into ``.cache/agents``) runs a one-shot session,
-``claude -p PROMPT`` and ``codex exec PROMPT``, against the loopback mock of the model APIs
-(``tests/e2e/mock_models.py``, which answers at once), in a git checkout, in two private HOMEs: one
+``claude -p PROMPT``, ``codex exec PROMPT``, ``gemini -p PROMPT`` and ``opencode run PROMPT``, against the
+loopback mock of the model APIs (``tests/e2e/mock_models.py``, which answers at once; each CLI pointed at it
+as the end-to-end tests do, ``tests/e2e/agent_setup.py``), in a git checkout, in two private HOMEs: one
 without memvault, one with ``memvault install AGENT --scope user`` on a vault of a few memories (the
 offline model, so that no request of memvault's own reaches the mock).  The two alternate, ``--runs``
 times each, after one unmeasured warm-up each (first-run caches: the embedding graph, the CLI's own).
@@ -13,16 +14,17 @@ their ratio and difference, and the median time from the process's start to its 
 model (from the mock's record: what the agent's start-up, memvault's SessionStart hook and MCP server
 included, keeps the model waiting).  With memvault, Claude Code runs every hook inside the session
 (SessionStart, UserPromptSubmit, SessionEnd's capture), so its wall time holds all of them; Codex runs
-the MCP server only.
+the MCP server only (its hooks run once trusted, which ``codex exec`` is not told); Gemini CLI waits for
+SessionStart and BeforeAgent and lists the MCP server's tools; OpenCode loads memvault's plugin, which runs
+the manifest, the prompt's memories and, when the session goes idle, the capture's hand-off.
 
 Usage:
-    .venv/bin/python -m benchmarks.agent_sessions [--runs 5] [--agents claude codex]
+    .venv/bin/python -m benchmarks.agent_sessions [--runs 5] [--agents claude codex gemini opencode]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -32,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.e2e.agent_setup import agent_env, point_at_mock
 from tests.e2e.mock_models import MockModels
 from vault_engine.store import create_vault
 from vault_engine.vault import NewMemory, Vault
@@ -39,7 +42,8 @@ from vault_engine.vault import NewMemory, Vault
 REPO = Path(__file__).resolve().parent.parent
 BIN = REPO / ".cache" / "agents" / "node_modules" / ".bin"
 PROMPT = "Where do the release notes go?"
-AGENT = {"claude": "claude-code", "codex": "codex"}
+AGENT = {"claude": "claude-code", "codex": "codex", "gemini": "gemini", "opencode": "opencode"}
+ARGS = {"claude": ["-p"], "codex": ["exec"], "gemini": ["-p"], "opencode": ["run"]}  # before the prompt
 MEMORIES = (
     ("Release notes are written in docs/CHANGELOG.md, newest entry first.", "Where release notes go", None),
     ("Deploys of the api go through the blue-green pipeline; never deploy on Fridays.", "Api deploy rule",
@@ -65,12 +69,7 @@ def _home(root: Path, cli: str, mock: MockModels, with_memvault: bool) -> tuple[
     subprocess.run(["git", "-C", str(project), "remote", "add", "origin", "git@github.com:acme/api.git"], check=True)
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8",
            "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    if cli == "claude":
-        env |= {"ANTHROPIC_BASE_URL": mock.url, "ANTHROPIC_API_KEY": "test", "DISABLE_TELEMETRY": "1",
-                "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    else:
-        env |= {"CODEX_HOME": str(home / ".codex"), "MOCK_API_KEY": "test"}
+    env |= agent_env(AGENT[cli], mock, home)
     if with_memvault:
         vault_root = home / "vault"
         create_vault(vault_root, git=False)
@@ -84,24 +83,13 @@ def _home(root: Path, cli: str, mock: MockModels, with_memvault: bool) -> tuple[
                                AGENT[cli], "--scope", "user"], cwd=project, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise SystemExit(f"memvault install {AGENT[cli]} failed: {done.stderr.strip()}")
-    if cli == "codex":
-        config = home / ".codex" / "config.toml"
-        config.parent.mkdir(parents=True, exist_ok=True)
-        before = config.read_text() if config.exists() else ""
-        provider = (f'model = "mock-model"\nmodel_provider = "mock"\n\n[model_providers.mock]\nname = "mock"\n'
-                    f'base_url = "{mock.url}/v1"\nwire_api = "responses"\nenv_key = "MOCK_API_KEY"\n'
-                    "request_max_retries = 0\nstream_max_retries = 0\n\n"
-                    "[features]\ntool_search_always_defer_mcp_tools = false\n\n")
-        if with_memvault:  # Codex gives an MCP server only a few variables: the checkout under test is named
-            before = before.replace("[mcp_servers.memvault]\n", "[mcp_servers.memvault]\n"
-                                    f"env = {{ PYTHONPATH = {json.dumps(env['PYTHONPATH'])} }}\n", 1)
-        config.write_text(provider + before)
+    point_at_mock(AGENT[cli], home, mock, env["PYTHONPATH"])
     return env, project
 
 
 def _session(cli: str, env: dict[str, str], project: Path, mock: MockModels) -> tuple[float, float]:
     """One one-shot session: its wall time and the time to its first request to the model, in seconds."""
-    argv = [str(BIN / cli), "-p", PROMPT] if cli == "claude" else [str(BIN / cli), "exec", PROMPT]
+    argv = [str(BIN / cli), *ARGS[cli], PROMPT]
     seen = len(mock.requests)
     started_wall = time.time()
     started = time.perf_counter()

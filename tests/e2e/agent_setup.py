@@ -70,15 +70,6 @@ def point_at_mock(agent: str, home: Path, mock: MockModels, pythonpath: str) -> 
         _opencode_installed(config)
 
 
-def one_shot(agent: str, prompt: str) -> list[str]:
-    """The arguments (after the CLI) of a one-shot session of ``agent`` given ``prompt``."""
-    if agent == "codex":
-        return ["exec", "--dangerously-bypass-hook-trust", prompt]
-    if agent == "opencode":
-        return ["run", prompt]
-    return ["-p", prompt]
-
-
 def codex_provider(mock: MockModels) -> str:
     """The lines of Codex's config.toml that make the mock its model provider (before any table)."""
     return (f'model = "mock-model"\nmodel_provider = "mock"\n\n[model_providers.mock]\nname = "mock"\n'
