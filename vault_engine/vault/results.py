@@ -22,11 +22,24 @@ class AddResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Escaped:
+    """One imported record whose text held characters no memory may hold, stored as their ``⟨U+XXXX⟩``
+    escapes: its line, and each field so stored with the code points escaped (``("body", ["U+000B"])``)."""
+
+    line: int
+    fields: tuple[tuple[str, list[str]], ...]
+
+    def one_line(self) -> str:
+        return f"line {self.line} (" + "; ".join(f"{name}: {', '.join(codes)}" for name, codes in self.fields) + ")"
+
+
+@dataclass(frozen=True, slots=True)
 class ImportResult:
     added: list[str]
     merged: list[str]
     errors: list[VaultError]
     unchanged: list[str] = field(default_factory=list)  # records imported before: their memories, unchanged
+    escaped: list[Escaped] = field(default_factory=list)  # records kept with escaped characters
 
 
 @dataclass(frozen=True, slots=True)
