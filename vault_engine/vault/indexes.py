@@ -189,11 +189,11 @@ def fill(vault: Vault, *, embedder: Embedder | None = None, progress: Progress |
 
 class _Shown:
     """A progress bar fed only what changed; for a sync, first another process's fill (its
-    beats, ``other``), then its own carried on from where that one was (``own``)."""
+    beats, ``other``), then its own carried on from where that one left the queue (``own``)."""
 
     def __init__(self, bar: Progress | None):
         self.bar = bar
-        self.base = 0
+        self.whole = 0  # the memories the other fill had to do
         self.last: tuple[int, int] | None = None
 
     def __call__(self, done: int, total: int) -> None:
@@ -204,11 +204,12 @@ class _Shown:
     def other(self, note: str) -> None:
         found = _BEAT.fullmatch(note)
         if found is not None:
-            self.base = int(found[1])
-            self(self.base, int(found[2]))
+            self.whole = int(found[2])
+            self(int(found[1]), self.whole)
 
     def own(self, done: int, total: int) -> None:
-        self(self.base + done, self.base + total)
+        before = max(0, self.whole - total)  # what the other stored before it made way
+        self(before + done, before + total)
 
 
 class _Round:
