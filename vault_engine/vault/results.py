@@ -33,6 +33,14 @@ class Escaped:
         return f"line {self.line} (" + "; ".join(f"{name}: {', '.join(codes)}" for name, codes in self.fields) + ")"
 
 
+def escaped_notice(source: str, escaped: Sequence[Escaped], listed: int = 5) -> str:
+    """One line for people: which records of ``source`` were stored with escapes (the first ``listed``)."""
+    records = "1 record" if len(escaped) == 1 else f"{len(escaped)} records"
+    more = f", and {len(escaped) - listed} more" if len(escaped) > listed else ""
+    return (f"notice: {records} of {source} stored with ⟨U+XXXX⟩ escapes (for characters a memory file cannot "
+            "hold, or a ⟨ that begins such a form): " + ", ".join(e.one_line() for e in escaped[:listed]) + more)
+
+
 @dataclass(frozen=True, slots=True)
 class ImportResult:
     added: list[str]
