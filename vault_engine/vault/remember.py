@@ -271,7 +271,8 @@ def record_digest(record: dict[str, Any]) -> str:
     """The identity of one imported record: sha256 of the JSON object as data (key order and
     spacing aside)."""
     canonical = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # A lone surrogate (a "\ud800" escape, kept as its escape) is hashed as its code unit.
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def imported_records(events: Iterable[Event]) -> dict[str, str]:
