@@ -3,6 +3,8 @@
 - ``small_vaults``: a new user's vault of 1 to 300 everyday memories: questions asked in a person's
   own words found, unrelated ones quiet;
 - ``floor_longmemeval``: the relevance floor on LongMemEval's development pool;
+- ``import_haystacks``: every haystack of that pool through ``import``: the lines refused (none) and
+  the records kept with escapes;
 - ``choose_floors``: the relevance floors chosen on the floor benchmarks' kept answers together,
   checked leave-one-out;
 - ``floors``: the floor arithmetic they share (and ``scripts/eval_floor.py``, LoCoMo's);

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from vault_engine.agents.backend import ServedVault
 from vault_engine.agents.captures import CaptureQueue
-from vault_engine.fsio import WriterLock
+from vault_engine.locks import WriterLock
 from vault_engine.store import create_vault
 from vault_engine.vault import NewMemory, Vault
 

@@ -1,4 +1,4 @@
-"""Atomic file writes and the vault writer lock.
+"""Atomic file writes.
 
 Every file memvault writes goes through :func:`write_atomic` (or
 :func:`write_many_atomic` for bulk writes): the content goes to a uniquely
@@ -16,13 +16,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
-import fcntl
 import os
 import re
 import secrets
 import stat
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -343,113 +340,3 @@ def remove(target: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         target.unlink()
     _fsync_dir(target.parent)
-
-
-def lock_held_open(path: Path) -> int:
-    """``path`` locked (``flock``, never waiting) for as long as the descriptor returned stays open: the
-    kernel releases it however its holder ends.
-
-    Raises:
-        BlockingIOError: another process holds it.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise BlockingIOError(f"{path} is locked by another process") from None
-    return fd
-
-
-class WriterLock:
-    """The vault-wide writer lock (``flock`` on ``.memvault/lock``).
-
-    Re-entrant within one thread; another thread or process waits up to
-    ``timeout`` seconds, then gets :class:`VaultBusy`.  Readers never take it.
-    """
-
-    def __init__(self, path: Path, timeout: float, what: str = "writing"):
-        self.path = path
-        self.timeout = timeout
-        self.what = what
-        self._fd: int | None = None
-        self._depth = 0
-        self._thread_lock = threading.RLock()  # flock alone does not exclude threads sharing this object
-
-    def held(self) -> bool:
-        """Whether a writer (another process, or this one) holds the lock right now; never waits."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)  # also releases the shared lock just taken
-        return False
-
-    def _busy(self) -> VaultBusy:
-        return VaultBusy(
-            f"vault is busy: another memvault process is {self.what} "
-            f"(waited {self.timeout:g}s for {self.path}); try again"
-        )
-
-    @contextlib.contextmanager
-    def hold(self, timeout: float | None = None) -> Iterator[None]:
-        """Hold the lock, waiting up to ``timeout`` seconds (default: the lock's own) for it."""
-        wait = self.timeout if timeout is None else timeout
-        if not self._thread_lock.acquire(timeout=max(wait, 0)):
-            raise self._busy()
-        try:
-            with self._hold_file(wait):
-                yield
-        finally:
-            self._thread_lock.release()
-
-    @contextlib.contextmanager
-    def try_hold(self) -> Iterator[bool]:
-        """Hold the lock if it is free right now (or this thread holds it): True; else False, at once."""
-        with contextlib.ExitStack() as stack:
-            try:
-                stack.enter_context(self.hold(timeout=0))
-                held = True
-            except VaultBusy:
-                held = False
-            yield held
-
-    @contextlib.contextmanager
-    def _hold_file(self, timeout: float) -> Iterator[None]:
-        if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + timeout
-        delay = 0.005
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise self._busy() from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd, self._depth = fd, 1
-        try:
-            yield
-        finally:
-            self._depth = 0
-            self._fd = None
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)

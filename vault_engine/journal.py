@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import fsio
+from . import fsio, locks
 from .errors import JournalError
 from .format.ids import new_event_id
 from .format.redact import redact_data
@@ -89,7 +89,7 @@ class Journal:
     without them they are skipped with a warning each time they are read.
     """
 
-    def __init__(self, folder: Path, *, lock: fsio.WriterLock | None = None, aside: Path | None = None):
+    def __init__(self, folder: Path, *, lock: locks.WriterLock | None = None, aside: Path | None = None):
         self.folder = folder
         self.lock = lock
         self.aside = aside

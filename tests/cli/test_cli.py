@@ -178,7 +178,7 @@ def test_import_json_and_bad_lines(run_cli: Callable[..., Result], tmp_path: Pat
     result = run_cli("import", str(source), "--json")
     assert result.exit_code == 1 and "Traceback" not in result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"imported", "merged", "unchanged", "errors"} and len(data["imported"]) == 2
+    assert set(data) == {"imported", "merged", "unchanged", "errors", "escaped"} and len(data["imported"]) == 2
     assert [e.split(":")[1] for e in data["errors"]] == ["2", "3"]
     errors = result.stderr.splitlines()
     assert len(errors) == 2 and all(line.startswith(f"error: {source}:") for line in errors)

@@ -19,7 +19,7 @@ from vault_engine.agents.backend import ServedVault
 from vault_engine.agents.captured import CapturedKeys
 from vault_engine.agents.captures import CaptureQueue
 from vault_engine.agents.session import AgentSession
-from vault_engine.fsio import WriterLock
+from vault_engine.locks import WriterLock
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow

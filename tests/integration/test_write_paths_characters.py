@@ -17,6 +17,7 @@ from vault_engine import store
 from vault_engine.agents.capture import capture_files
 from vault_engine.cli import cli
 from vault_engine.errors import InvalidInput, UnreadableWrite
+from vault_engine.format.characters import unescape
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.ingest.conversation import ingest
 from vault_engine.ingest.documents import ingest_document, remember_output
@@ -90,30 +91,38 @@ def test_correct_refuses_and_leaves_the_memory(vault: Vault, name: str) -> None:
     readable(vault)
 
 
-def test_import_refuses_the_line_and_imports_the_others(vault: Vault) -> None:
-    lines = [json.dumps({"body": "Builds run on the self-hosted runners."}),
+def test_import_keeps_every_line_with_escapes_that_read_back_as_the_text_given(vault: Vault) -> None:
+    bodies = ["Builds run on the self-hosted runners.", "NUL \x00 here", "x", "ok",
+              "Releases are cut on Tuesdays.", "A literal \u27e8U+0041\u27e9 and a VT \x0b between columns"]
+    lines = [json.dumps({"body": bodies[0]}),
              '{"body": "NUL \\u0000 here"}',
              '{"title": "surrogate \\ud800", "body": "x"}',
              json.dumps({"body": "ok", "tags": ["fine", "bell \x07"]}),
-             json.dumps({"body": "Releases are cut on Tuesdays.", "extra": {"k": ["a", "\uffff"]}})]
+             json.dumps({"body": bodies[4], "extra": {"k": ["a", "\uffff"]}}),
+             json.dumps({"body": bodies[5]}),
+             json.dumps({"body": "a bad key", "k\x0b": 1})]
     result = vault.import_jsonl(lines, "in.jsonl")
-    assert len(result.added) == 1
-    messages = sorted(e.one_line() for e in result.errors)
-    assert messages == [
-        "in.jsonl:2: body: U+0000 (NUL, a control character) at character 5 (line 1, column 5) cannot be stored "
-        "in a memory; remove it",
-        "in.jsonl:3: title: U+D800 (a lone surrogate: half of a UTF-16 pair, not a character) at character 11 "
-        "(line 1, column 11) cannot be stored in a memory; remove it",
-        "in.jsonl:4: tags[1]: U+0007 (BEL, a control character) at character 6 (line 1, column 6) cannot be "
-        "stored in a memory; remove it",
-        "in.jsonl:5: extra.k[1]: U+FFFF (a noncharacter) at character 1 (line 1, column 1) cannot be stored in a "
-        "memory; remove it",
-    ]
+    assert len(result.added) == 6
+    assert [e.one_line() for e in result.errors] == [  # a key is a name, not text: refused as before
+        "in.jsonl:7: a key: U+000B (VT, a control character) at character 2 (line 1, column 2) cannot be stored "
+        "in a memory; remove it"]
+    assert [e.one_line() for e in result.escaped] == [
+        "line 2 (body: U+0000)", "line 3 (title: U+D800)", "line 4 (tags[1]: U+0007)", "line 5 (extra.k[1]: U+FFFF)",
+        "line 6 (body: U+27E8, U+000B)"]
     readable(vault)
+    memories = [vault.entry(memory_id).memory for memory_id in result.added]
+    assert [unescape(m.body).rstrip("\n") for m in memories] == bodies
+    assert memories[1].body == "NUL \u27e8U+0000\u27e9 here\n"  # stored visibly, and read back as stored
+    assert memories[2].title == "surrogate \u27e8U+D800\u27e9" and unescape(memories[2].title) == "surrogate \ud800"
+    assert memories[3].tags == ("fine", "bell \u27e8U+0007\u27e9")
+    assert memories[5].body.startswith("A literal \u27e8U+27E8\u27e9U+0041\u27e9 and a VT \u27e8U+000B\u27e9")
     assert found(vault, "self-hosted runners", result.added[0])
+    assert found(vault, "between columns", result.added[5])
+    again = vault.import_jsonl(lines, "in.jsonl")  # the same file again changes nothing
+    assert again.added == [] and sorted(again.unchanged) == sorted(result.added) and again.escaped == []
 
 
-def test_the_command_line_refuses_an_argument_stdin_and_an_import_file(vault: Vault, tmp_path: Path,
+def test_the_command_line_refuses_an_argument_and_stdin_and_escapes_an_import_file(vault: Vault, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Vault, "embedder", lambda self: HashEmbedder())
     runner = CliRunner()
@@ -125,10 +134,16 @@ def test_the_command_line_refuses_an_argument_stdin_and_an_import_file(vault: Va
         in done.stderr
     nothing_written(vault, before)
     source = tmp_path / "in.jsonl"
-    source.write_text('{"body": "kept"}\n{"body": "\\u0000"}\n', encoding="utf-8")
+    source.write_text('{"body": "kept"}\n{"body": "column one\\u000bcolumn two"}\n', encoding="utf-8")
     done = runner.invoke(cli, ["--vault", str(vault.root), "import", str(source)])
-    assert done.exit_code == 1 and f"{source}:2: body: U+0000" in done.stderr
+    assert done.exit_code == 0 and "imported 2 memories" in done.stdout
+    assert done.stderr.splitlines()[0] == (
+        f"notice: 1 record of {source} stored with \u27e8U+XXXX\u27e9 escapes (for characters a memory file "
+        "cannot hold, or a \u27e8 that begins such a form): line 2 (body: U+000B)")
     readable(vault)
+    source.write_text('{"body": "\\u0000", "k\\u0000": 1}\n', encoding="utf-8")
+    done = runner.invoke(cli, ["--vault", str(vault.root), "import", str(source), "--json"])
+    assert done.exit_code == 1 and f"{source}:1: a key: U+0000" in done.stderr
 
 
 def test_a_crlf_and_a_byte_order_mark_are_stored_readable_and_found(vault: Vault) -> None:

@@ -18,8 +18,8 @@ from vault_engine.agents.capture import capture
 from vault_engine.agents.captured import CAPTURED_DIR, CapturedKeys
 from vault_engine.agents.messages import Message, Transcript, is_memvault_tool, without_injected
 from vault_engine.agents.session import AgentSession
-from vault_engine.fsio import WriterLock
 from vault_engine.llm.offline import OfflineLlm
+from vault_engine.locks import WriterLock
 from vault_engine.vault import Vault
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "agents"

@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vault_engine import fsio, store
 from vault_engine.errors import InvalidInput, UnreadableWrite
 from vault_engine.format import characters
-from vault_engine.format.characters import check, check_data, scrub
+from vault_engine.format.characters import check, check_data, escape, escape_data, scrub, unescape
 from vault_engine.format.memory import Memory, parse, read_back, render
 
 REFUSED = {
@@ -55,6 +57,54 @@ def test_nested_data_names_the_place_of_the_bad_value() -> None:
         check_data({"k": ["a", {"b": "\x00"}]}, "extra")
     with pytest.raises(InvalidInput, match=r"^a key of extra: U\+0007"):
         check_data({"\x07": 1}, "extra")
+
+
+# ---------------------------------------------------------------- imported text: escaped, not refused
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_an_imported_character_no_memory_may_hold_is_kept_as_its_escape(name: str) -> None:
+    char = REFUSED[name]
+    text, codes = escape(f"before {char} after")
+    assert text == f"before \u27e8U+{ord(char):04X}\u27e9 after" and codes == [f"U+{ord(char):04X}"]
+    check(text, "body")  # what is stored is text a memory holds
+    assert unescape(text) == f"before {char} after"
+
+
+@pytest.mark.parametrize("text", ["tab\there", "windows\r\nline", "café 日本 🎉", "a \u27e8 bracket",
+                                  "\u27e8U+00e9\u27e9", "\u27e8U+41\u27e9", "\u27e8U+0041", "U+0041\u27e9"])
+def test_text_without_those_characters_or_the_form_is_kept_as_it_is(text: str) -> None:
+    assert escape(text) == (text, [])
+    assert unescape(text) == text
+
+
+def test_the_form_written_out_in_the_text_is_escaped_too_so_nothing_is_mistaken() -> None:
+    assert escape("\u27e8U+000B\u27e9 is how a VT is stored") == (
+        "\u27e8U+27E8\u27e9U+000B\u27e9 is how a VT is stored", ["U+27E8"])
+    assert escape("\u27e8\x0b\u27e9") == ("\u27e8\u27e8U+000B\u27e9\u27e9", ["U+000B"])
+    assert escape("\u27e8U+\x0b\u27e9") == ("\u27e8U+\u27e8U+000B\u27e9\u27e9", ["U+000B"])
+    assert escape("\x00\x00\x1f") == ("\u27e8U+0000\u27e9\u27e8U+0000\u27e9\u27e8U+001F\u27e9", ["U+0000", "U+001F"])
+    assert escape("\ufeffmark") == ("mark", [])  # a byte-order mark is dropped, as everywhere
+
+
+ALPHABET = st.sampled_from(["a", " ", "\n", "\u27e8", "\u27e9", "U", "+", "0", "B", "F", "1", "\x0b", "\x00",
+                            "\ud800", "\uffff", "\U0010ffff", "\U0001f389", "\u27e8U+000B\u27e9", "\u27e8U+27E8\u27e9"])
+
+
+@given(st.lists(ALPHABET, max_size=40).map("".join))
+def test_escaping_round_trips_and_leaves_nothing_a_memory_cannot_hold(text: str) -> None:
+    stored, _codes = escape(text)
+    assert characters.INVALID.search(stored) is None
+    assert unescape(stored) == text
+
+
+def test_nested_imported_data_names_each_escaped_place_and_refuses_a_bad_key() -> None:
+    escaped: dict[str, list[str]] = {}
+    value = escape_data({"k": ["a", {"b": "x\x00"}], "n": 3}, "extra", escaped)
+    assert value == {"k": ["a", {"b": "x\u27e8U+0000\u27e9"}], "n": 3}
+    assert escaped == {"extra.k[1].b": ["U+0000"]}
+    with pytest.raises(InvalidInput, match=r"^a key of extra: U\+0007"):
+        escape_data({"\x07": 1}, "extra", escaped)
 
 
 # ---------------------------------------------------------------- the read-back check

@@ -120,22 +120,25 @@ def test_fill_settles_only_the_fingerprint_still_queued(tmp_path: Path) -> None:
     store.close()
 
 
-def test_fill_stops_between_groups_and_keeps_the_rest_queued(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("batches", "embedded", "stored"), [(4, 800, 2), (2, 512, 0)])
+def test_fill_stops_between_batches_and_keeps_the_rest_queued(tmp_path: Path, batches: int, embedded: int,
+                                                               stored: int) -> None:
     model = HashEmbedder(dim=8)
     store = VectorStore(tmp_path / "vectors.sqlite", model.name, model.dim)
     store.queue([Pending(f"m-{n:04d}", "h", tuple(("sentence", k, f"text {n} {k}") for k in range(400)))
-                 for n in range(5)])  # groups of two memories (800 texts; a third would pass GROUP_TEXTS)
+                 for n in range(5)])  # groups of two memories (800 texts, four batches of the model)
     asked = []
 
     def stop() -> bool:
         asked.append(True)
-        return len(asked) > 1  # one group, then stop
+        return len(asked) > batches  # a whole group (its vectors stored), or half of one (nothing stored)
 
     report = fill(store, model, None, 256, stop=stop)
-    assert report.memories == 2 and report.remaining == 3 and store.pending_count() == 3
+    assert report.stopped and report.memories == stored and model.calls == embedded
+    assert report.remaining == 5 - stored and store.pending_count() == 5 - stored
     store.close()
     with sqlite3.connect(tmp_path / "vectors.sqlite") as db:
-        assert db.execute("SELECT COUNT(DISTINCT id) FROM vectors").fetchone()[0] == 2
+        assert db.execute("SELECT COUNT(DISTINCT id) FROM vectors").fetchone()[0] == stored
 
 
 # ---------------------------------------------------------------- vectors that read back wrong

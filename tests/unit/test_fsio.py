@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine import fsio
+from vault_engine import fsio, locks
 from vault_engine.config import VaultConfig, VaultSettings
 from vault_engine.errors import VaultBusy, VaultError
 from vault_engine.vault import NewMemory, Vault
@@ -307,7 +307,7 @@ def test_readers_are_never_blocked(vault: Vault, holder: Callable[..., subproces
 
 
 def test_lock_serialises_threads_sharing_one_vault(vault: Vault) -> None:
-    lock = fsio.WriterLock(vault.lock.path, timeout=0.3)
+    lock = locks.WriterLock(vault.lock.path, timeout=0.3)
     inside = threading.Event()
     leave = threading.Event()
 

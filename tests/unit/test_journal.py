@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine import fsio
+from vault_engine import fsio, locks
 from vault_engine.errors import JournalError
 from vault_engine.format.memory import OUTCOMES
 from vault_engine.history import MemoryState, forgotten_digests, replay
@@ -207,7 +207,7 @@ def test_invalid_middle_lines_are_skipped(journal: Journal) -> None:
 
 def repairing(folder: Path) -> Journal:
     """A journal as an open vault has it: with the writer lock and a folder for the lines a repair moves."""
-    return Journal(folder, lock=fsio.WriterLock(folder.parent / ".memvault" / "lock", 1.0),
+    return Journal(folder, lock=locks.WriterLock(folder.parent / ".memvault" / "lock", 1.0),
                    aside=folder.parent / ".memvault" / "journal-damaged")
 
 
@@ -256,7 +256,7 @@ def test_a_torn_line_met_while_another_writer_holds_the_lock_is_only_skipped(jou
     before = path.read_bytes()
     reader = repairing(journal.folder)
     assert reader.lock is not None
-    with fsio.WriterLock(reader.lock.path, 1.0).hold():  # another process appending right now
+    with locks.WriterLock(reader.lock.path, 1.0).hold():  # another process appending right now
         assert [e.id for e in reader.events()] == ["e-1"]
     assert reader.warnings == ["journal/2026-11.jsonl:2: torn last line skipped"]
     assert path.read_bytes() == before

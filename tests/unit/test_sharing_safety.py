@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine import fsio, store
+from vault_engine import fsio, locks, store
 from vault_engine.errors import ForgottenContent, JournalError, MemoryFileError, VaultError
 from vault_engine.format.memory import memory_text, text_digest
 from vault_engine.history import forgotten_digests, replay
@@ -104,7 +104,7 @@ def test_the_journal_never_reads_nor_appends_through_a_symlinked_month_file(tmp_
     folder.mkdir(parents=True)
     (folder / "2026-11.jsonl").symlink_to(outside)
     aside = tmp_path / "vault" / ".memvault" / "journal-damaged"
-    journal = Journal(folder, lock=fsio.WriterLock(tmp_path / "vault" / ".memvault" / "lock", 1.0), aside=aside)
+    journal = Journal(folder, lock=locks.WriterLock(tmp_path / "vault" / ".memvault" / "lock", 1.0), aside=aside)
     assert list(journal.events()) == []
     assert journal.warnings and "symlink" in journal.warnings[0]
     with pytest.raises(VaultError, match="symlink"):

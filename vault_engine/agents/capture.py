@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import fsio
+from .. import locks
 from ..errors import IngestDeferred, InvalidInput, VaultError
 from ..limits import MAX_DOCUMENT
 from ..llm.base import Turn
@@ -69,7 +69,7 @@ def capture(vault: Vault, transcript: Transcript, *, name: str, project: str | N
     """
     from ..ingest.conversation import ingest
 
-    lock = fsio.WriterLock(_lock_of(vault.root, name), CAPTURE_LOCK_TIMEOUT, what=f"capturing session '{name}'")
+    lock = locks.WriterLock(_lock_of(vault.root, name), CAPTURE_LOCK_TIMEOUT, what=f"capturing session '{name}'")
     record = CapturedKeys(vault.root)
     with lock.hold():
         state = AgentSession.load(vault.root, name)

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from .. import fsio
+from .. import fsio, locks
 from .messages import Message
 
 CAPTURED_DIR = ".memvault/agents/captured"
@@ -52,7 +52,7 @@ class CapturedKeys:
 
     def __init__(self, root: Path):
         self.folder = root / CAPTURED_DIR
-        self._lock = fsio.WriterLock(self.folder.parent / "captured.lock", KEYS_LOCK_TIMEOUT,
+        self._lock = locks.WriterLock(self.folder.parent / "captured.lock", KEYS_LOCK_TIMEOUT,
                                      what="recording captured messages")
 
     def take(self, session: str, messages: Sequence[Message], also_stored: Iterable[str] = (),
@@ -114,7 +114,7 @@ class CapturedKeys:
             name = path.name[: -len(".keys")]
             if name == session:
                 continue
-            if lock_of is not None and not fsio.WriterLock(lock_of(name), 0).held():
+            if lock_of is not None and not locks.WriterLock(lock_of(name), 0).held():
                 continue  # a capture that crashed: its messages are anyone's again
             out |= _read(path)
         return out

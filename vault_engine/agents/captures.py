@@ -47,7 +47,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..fsio import WriterLock, write_atomic
+from ..fsio import write_atomic
+from ..locks import WriterLock
 
 QUEUE_DIR = ".memvault/captures"
 LOCK_NAME = "drain.lock"

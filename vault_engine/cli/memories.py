@@ -15,6 +15,7 @@ from ..format.memory import AUTHORITIES, CLASSES, LIFECYCLES, OUTCOMES, RECALLS,
 from ..limits import MAX_DOCUMENT, MAX_TEXT, check_length
 from ..server.requests import DEPTHS
 from ..server.views import add_json, change_json, entry_json, entry_line, feedback_json
+from ..vault.results import escaped_notice
 from .options import Settings, common, echo, emit, read_stdin, trust_option
 from .root import cli
 
@@ -167,6 +168,7 @@ def import_(settings: Settings, paths: tuple[str, ...], kind: str | None, dry_ru
         "merged": result.merged,
         "unchanged": result.unchanged,
         "errors": [e.one_line() for e in result.errors],
+        "escaped": [{"line": e.line, "fields": dict(e.fields)} for e in result.escaped],
     }
 
     def human() -> None:
@@ -174,6 +176,8 @@ def import_(settings: Settings, paths: tuple[str, ...], kind: str | None, dry_ru
              f"{len(result.unchanged)} imported before, {len(result.errors)} lines failed")
 
     emit(settings, data, human)
+    if result.escaped:
+        echo(escaped_notice(file, result.escaped), err=True)
     for error in result.errors:
         echo(f"error: {error.one_line()}", err=True)
     if result.errors:

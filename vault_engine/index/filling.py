@@ -43,6 +43,7 @@ class FillReport:
     seconds: float = 0.0
     memories: int = 0
     remaining: int = 0
+    stopped: bool = False  # asked to stop (``stop``) before the queue was done
 
     def add(self, other: FillReport) -> None:
         self.embedded += other.embedded
@@ -50,6 +51,11 @@ class FillReport:
         self.seconds += other.seconds
         self.memories += other.memories
         self.remaining = other.remaining
+        self.stopped = other.stopped
+
+
+class Stopped(Exception):
+    """A fill was asked to stop between two batches of the model (what was embedded is in the cache)."""
 
 
 def built_share(indexed: int, waiting: int) -> int:
@@ -58,14 +64,16 @@ def built_share(indexed: int, waiting: int) -> int:
 
 
 def embed_distinct(embedder: Embedder, cache: EmbeddingCache | None, texts: Sequence[str], max_tokens: int,
-                   progress: Callable[[int], None] | None = None) -> tuple[dict[str, Any], FillReport]:
+                   progress: Callable[[int], None] | None = None,
+                   stop: Callable[[], bool] | None = None) -> tuple[dict[str, Any], FillReport]:
     """The vector of each distinct text of ``texts`` (by the text as given), and what it cost.
 
     Each text is read as the model reads it (:func:`model_text`), looked up in ``cache``, and
     the misses are embedded shortest first, ``EMBED_BATCH`` at a time.  A span lane's text (see
     :data:`derived.SPAN_LANES`) is pooled from one pass over its host, which also gives the host's
     own vector; a span the model cannot pool (past its window) is embedded alone.  ``progress``
-    gets the number of texts done after each batch (cache hits first)."""
+    gets the number of texts done after each batch (cache hits first).  ``stop`` is asked before
+    each batch: when it says so, what was embedded goes to the cache and :class:`Stopped` is raised."""
     report = FillReport()
     spans: dict[str, tuple[str, list[tuple[int, int]]]] = {}
     read: dict[str, str] = {}
@@ -90,7 +98,16 @@ def embed_distinct(embedder: Embedder, cache: EmbeddingCache | None, texts: Sequ
             hosts.setdefault(host, []).append(text)
     alone: dict[str, str] = {}  # span text -> the text embedded in its place
     ordered = sorted(hosts, key=len)
+
+    def stopping() -> None:
+        if stop is None or not stop():
+            return
+        if cache is not None and fresh:
+            cache.put_many(embedder.name, list(fresh.items()))
+        raise Stopped
+
     for begin in range(0, len(ordered), EMBED_BATCH):
+        stopping()
         part = ordered[begin : begin + EMBED_BATCH]
         vectors, pooled = embedder.embed_spans(part, [[spans[t][1] for t in hosts[host]] for host in part])
         for host, vector, group in zip(part, vectors, pooled, strict=True):
@@ -107,6 +124,7 @@ def embed_distinct(embedder: Embedder, cache: EmbeddingCache | None, texts: Sequ
     missing = sorted({*(t for t in wanted if t not in found and t not in fresh and t not in spans),
                       *(t for t in alone.values() if t not in found and t not in fresh)}, key=len)
     for begin in range(0, len(missing), EMBED_BATCH):
+        stopping()
         part = missing[begin : begin + EMBED_BATCH]
         fresh.update(zip(part, embedder.embed(part), strict=True))
         if progress is not None:
@@ -148,7 +166,8 @@ def fill(vectors: VectorStore, embedder: Embedder, cache: EmbeddingCache | None,
          progress: Progress | None = None, max_memories: int | None = None,
          stop: Callable[[], bool] | None = None) -> FillReport:
     """Embed the queued memories (at most ``max_memories``; all by default) and store their
-    vectors, one committed group at a time; ``stop`` is asked between groups."""
+    vectors, one committed group at a time; ``stop`` is asked between batches of the model (a
+    group cut short stays queued, what it embedded is in the cache)."""
     pending = vectors.pending(limit=max_memories)
     total_texts = sum(len({part for lane, _c, text in item.texts for part in embedded_parts(lane, text)})
                       for item in pending)
@@ -161,17 +180,17 @@ def fill(vectors: VectorStore, embedder: Embedder, cache: EmbeddingCache | None,
         if progress is not None:
             progress(done, total_texts)
 
-    stopped = False
     for group in _groups(pending):
-        if stop is not None and stop():
-            stopped = True
-            break
         texts = [part for item in group for lane, _c, text in item.texts for part in embedded_parts(lane, text)]
-        by_part, part_report = embed_distinct(embedder, cache, texts, max_tokens, advance)
+        try:
+            by_part, part_report = embed_distinct(embedder, cache, texts, max_tokens, advance, stop)
+        except Stopped:
+            report.stopped = True
+            break
         report.add(part_report)
         settled = vectors.settle([(item.id, item.hash, vector_rows(item.texts, by_part)) for item in group])
         report.memories += settled
-    if progress is not None and total_texts and done < total_texts and not stopped:
+    if progress is not None and total_texts and done < total_texts and not report.stopped:
         progress(total_texts, total_texts)  # a bar that was drawn is closed
     report.remaining = vectors.pending_count()
     return report

@@ -22,7 +22,8 @@ import numpy as np
 from .. import store
 from ..errors import IndexStale, MemoryFileError, VaultError
 from ..format.memory import content_digest
-from ..fsio import WriterLock, remove_temps, write_atomic
+from ..fsio import remove_temps, write_atomic
+from ..locks import WriterLock
 from ..retrieval import threads
 from ..store import Entry
 from . import details

@@ -278,7 +278,8 @@ class _Watching:
         if self.filled is None:
             self.filled, self.fill_total, self.fill_began = FillReport(), self.waiting, time.perf_counter()
         try:
-            part = self.vault.fill_vectors(embedder=self.model, rounds=1, stop=self.stop.is_set)
+            # Making way for any other process that wants the indexes: the next tick carries on.
+            part = self.vault.fill_vectors(embedder=self.model, rounds=1, stop=self.stop.is_set, yielding=True)
         except (VaultError, OSError) as exc:
             error = exc if isinstance(exc, VaultError) else _failure(exc)
             log.info("filling vectors failed (%s); retrying after the next change", error.one_line())

@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import fsio, store
+from .. import fsio, locks, store
 from ..clock import now
 from ..errors import IngestDeferred, InvalidInput, LlmDeferred, LlmUnavailable, VaultError
 from ..format.characters import scrub
@@ -242,7 +242,7 @@ def _ingest(vault: Vault, turns: list[Turn], session: str, llm: Llm, flush: bool
             project: str | None) -> None:
     settings = vault.config.ingest
     max_buffer = max(1, settings.max_buffer)
-    lock = fsio.WriterLock(vault.root / SESSIONS_DIR / f"{session}.lock",
+    lock = locks.WriterLock(vault.root / SESSIONS_DIR / f"{session}.lock",
                            max(SESSION_LOCK_TIMEOUT, vault.config.vault.lock_timeout),
                            what=f"ingesting into session '{session}'")
     with lock.hold():

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import fsio
+from .. import fsio, locks
 from ..errors import InvalidInput
 from ..format.redact import holds_secret, redact
 from .documents import OutputResult, remember_output
@@ -91,7 +91,7 @@ def remember_session_output(vault: Vault, text: str, /, *, session: str, source:
 def place(vault: Vault, path: Path, session: str, output: str) -> int:
     """The place of ``output`` (the id of its first part) among the long outputs the file at ``path``
     counts: the place it had, else the next one, recorded."""
-    lock = fsio.WriterLock(path.parent / "lock", vault.config.vault.lock_timeout,
+    lock = locks.WriterLock(path.parent / "lock", vault.config.vault.lock_timeout,
                            what="counting the outputs of a session")
     with lock.hold():
         outputs = _load(path)

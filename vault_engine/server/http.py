@@ -44,7 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .. import errors, fsio, store
+from .. import errors, locks, store
 from ..errors import InvalidInput, VaultError
 from ..fsio import write_atomic
 from .requests import OPERATIONS
@@ -332,7 +332,7 @@ def bind(service: MemoryService, host: str = "127.0.0.1", port: int = 0, *,
     # Two servers started at once (two hooks, a hook and `memvault mcp`) both pass the check above: the
     # lock, held as long as the server serves and released by the kernel however it ends, lets one win.
     try:
-        lock = fsio.lock_held_open(root / store.STATE_DIR / SERVE_LOCK)
+        lock = locks.lock_held_open(root / store.STATE_DIR / SERVE_LOCK)
     except BlockingIOError:
         raise errors.VaultBusy("this vault is already served (another server is starting)") from None
     token = secrets.token_hex(32)

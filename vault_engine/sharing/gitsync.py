@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import fsio
+from .. import fsio, locks
 from ..errors import VaultBusy, VaultError
 from ..invocation import memvault_command
 from ..store import JOURNAL_DIR, STATE_DIR
@@ -106,7 +106,7 @@ def git_sync(vault: Vault, *, remote: str = "origin", stale_after: float = STALE
     if folder is None:
         raise VaultError("the vault is not a git clone: git init (or clone the shared vault) first", path=root)
     try:
-        held = fsio.lock_held_open(root / STATE_DIR / SYNC_LOCK)
+        held = locks.lock_held_open(root / STATE_DIR / SYNC_LOCK)
     except BlockingIOError:
         raise VaultBusy("another memvault git sync of this vault is running; try again when it is done") from None
     try:

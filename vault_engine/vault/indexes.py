@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from .. import store
+from .. import locks, store
 from ..errors import IndexStale, VaultBusy, VaultError
 from .ports import Open as Vault
 
@@ -93,6 +95,8 @@ def open_indexes(vault: Vault, embedder: Embedder | None = None) -> Indexes:
 
 FILL_ROUND = 256  # memories embedded per hold of the index lock: other syncs get their turn between rounds
 INLINE_FILL = 64  # a write that leaves at most this many memories waiting embeds them before it returns
+MADE_WAY_POLL = 0.25  # seconds between looks of a background fill that made way: is the lock still wanted?
+_BEAT = re.compile(r"vectors (\d+)/(\d+)")  # what a fill's beats say (see _Round)
 
 
 def sync(vault: Vault, *, full: bool = False, embedder: Embedder | None = None,
@@ -101,22 +105,28 @@ def sync(vault: Vault, *, full: bool = False, embedder: Embedder | None = None,
 
     The catalog and the full text first, under the index lock; then (with ``vectors``) the
     vectors of what changed, a round at a time (:func:`fill`).  Without ``vectors`` the changed
-    memories are searchable by their words and wait for their vectors."""
+    memories are searchable by their words and wait for their vectors.
+
+    Another process's sync is waited for while it makes progress; a background fill makes way
+    (it stops at the model's next batch), and this sync carries its work on: the bar shows the
+    fill's progress, first the other's and then its own."""
     from ..index.sync import sync
 
     purged = vault.purged()  # files back from git or a backup: forgotten, not indexed
-    with vault.index_lock.hold():
-        indexes = open_indexes(vault, embedder)
-        try:
+    shown = _Shown(vault.progress)
+    with vault.index_lock.wanting():  # for all of it: a fill that made way does not come back in between
+        with vault.index_lock.hold(on_wait=shown.other):
+            indexes = open_indexes(vault, embedder)
             try:
-                report = sync(vault.root, indexes, full=full, paths=paths, vectors=False, purged=purged)
-            except IndexStale as exc:  # damage found past the open: rebuild from the files
-                indexes.notice = f"notice: {exc.one_line()}"
-                report = sync(vault.root, indexes, full=True, vectors=False, purged=purged)
-        finally:
-            _close(indexes)
-    if vectors and report.pending:
-        report.filled(fill(vault, embedder=embedder, progress=vault.progress))
+                try:
+                    report = sync(vault.root, indexes, full=full, paths=paths, vectors=False, purged=purged)
+                except IndexStale as exc:  # damage found past the open: rebuild from the files
+                    indexes.notice = f"notice: {exc.one_line()}"
+                    report = sync(vault.root, indexes, full=True, vectors=False, purged=purged)
+            finally:
+                _close(indexes)
+        if vectors and report.pending:
+            report.filled(fill(vault, embedder=embedder, progress=shown.own if vault.progress else None))
     return report
 
 
@@ -133,35 +143,88 @@ def sync_soon(vault: Vault, *, paths: Iterable[str] | None = None) -> SyncReport
 
 
 def fill(vault: Vault, *, embedder: Embedder | None = None, progress: Progress | None = None,
-         stop: Callable[[], bool] | None = None, rounds: int | None = None) -> FillReport:
+         stop: Callable[[], bool] | None = None, rounds: int | None = None, yielding: bool = False) -> FillReport:
     """Embed the memories waiting for their vectors, ``FILL_ROUND`` at a time, each round under
-    the index lock (at most ``rounds`` rounds; ``stop`` is asked before each).  ``progress`` gets
-    (memories done, memories waiting at the start)."""
+    the index lock (at most ``rounds`` rounds; ``stop`` is asked before each batch of the model).
+    ``progress`` gets (memories done, memories waiting at the start); so do the lock's waiters,
+    as its beats.
+
+    ``yielding`` (a background fill): whenever another process wants the lock, stop at the
+    model's next batch and return (``stopped``: the memories not done wait, what was embedded
+    is in the embedding cache), so that a sync never waits for a whole round of long texts."""
     from ..index.filling import FillReport
 
+    lock = vault.index_lock
+
+    def halt() -> bool:
+        return (yielding and lock.wanted()) or (stop is not None and stop())
+
+    shown = _Shown(progress)
     report = FillReport()
     total: int | None = None
     done = 0
     while rounds is None or rounds > 0:
-        if stop is not None and stop():
+        if halt():
+            report.stopped = True
             break
-        with vault.index_lock.hold():
+        with lock.hold(announce=not yielding):
             indexes = open_indexes(vault, embedder)
             try:
-                if total is None:
-                    total = indexes.vectors.pending_count()
-                part = indexes.fill(max_memories=FILL_ROUND)
+                waiting = indexes.vectors.pending_count()
+                total = waiting if total is None else max(total, done + waiting)
+                part = indexes.fill(max_memories=FILL_ROUND, stop=halt,
+                                    progress=_Round(lock, shown, done, total, min(waiting, FILL_ROUND)))
             finally:
                 _close(indexes)
         report.add(part)
         done += part.memories
-        if progress is not None and total:
-            progress(min(done, total) if part.remaining else total, total)
-        if part.remaining == 0 or part.memories == 0:
+        if total:
+            shown(min(done, total) if part.remaining else total, total)
+        if part.stopped or part.remaining == 0 or part.memories == 0:
             break
         if rounds is not None:
             rounds -= 1
     return report
+
+
+class _Shown:
+    """A progress bar fed only what changed; for a sync, first another process's fill (its
+    beats, ``other``), then its own carried on from where that one left the queue (``own``)."""
+
+    def __init__(self, bar: Progress | None):
+        self.bar = bar
+        self.whole = 0  # the memories the other fill had to do
+        self.last: tuple[int, int] | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is not None and total > 0 and (done, total) != self.last:
+            self.last = (done, total)
+            self.bar(done, total)
+
+    def other(self, note: str) -> None:
+        found = _BEAT.fullmatch(note)
+        if found is not None:
+            self.whole = int(found[2])
+            self(int(found[1]), self.whole)
+
+    def own(self, done: int, total: int) -> None:
+        before = max(0, self.whole - total)  # what the other stored before it made way
+        self(before + done, before + total)
+
+
+class _Round:
+    """The progress of one round of a fill (texts embedded of the round's), as memories done of
+    the whole fill: shown, and said to the lock's waiters as a beat."""
+
+    def __init__(self, lock: locks.WriterLock, shown: _Shown, before: int, total: int, size: int):
+        self.lock, self.shown, self.before, self.total, self.size = lock, shown, before, total, size
+        lock.beat(f"vectors {before}/{total}")
+
+    def __call__(self, texts: int, of: int) -> None:
+        done = self.before + (self.size * texts // of if of else 0)
+        self.lock.beat(f"vectors {done}/{self.total}")
+        if done < self.total:  # the round's end is shown once its vectors are stored
+            self.shown(done, self.total)
 
 
 def _close(indexes: Indexes) -> None:
@@ -173,16 +236,18 @@ def _close(indexes: Indexes) -> None:
 def run_filler(vault: Vault) -> None:
     """Be the vault's background filler: embed what waits, round by round, until nothing does
     (a write meanwhile queues more, which this filler takes too); exit at once when another
-    filler runs."""
-    from .. import fsio
+    filler runs.  It makes way for every process that wants the index lock (a sync, a write, a
+    search that builds the indexes) and carries on once none does: what is left then."""
     from ..index.sync import FILL_LOCK, FILL_LOG, vectors_waiting
 
     state = vault.root / store.STATE_DIR
     while True:
-        with fsio.WriterLock(state / FILL_LOCK, 0).try_hold() as held:
+        with locks.WriterLock(state / FILL_LOCK, 0).try_hold() as held:
             if not held:
                 return
-            fill(vault)
+            while fill(vault, yielding=True).stopped:
+                while vault.index_lock.wanted():
+                    time.sleep(MADE_WAY_POLL)
             (state / FILL_LOG).unlink(missing_ok=True)  # done: an earlier failure is no longer news
         # A write that queued more just as this filler finished saw the lock held and started none.
         if not vectors_waiting(state):
@@ -196,10 +261,9 @@ def spawn_filler(vault: Vault) -> bool:
     import subprocess
     import sys
 
-    from .. import fsio
     from ..index.sync import FILL_LOCK, FILL_LOG
 
-    if fsio.WriterLock(vault.root / store.STATE_DIR / FILL_LOCK, 0).held():
+    if locks.WriterLock(vault.root / store.STATE_DIR / FILL_LOCK, 0).held():
         return False
     log = vault.root / store.STATE_DIR / FILL_LOG
     with open(log, "ab") as err:
@@ -236,7 +300,7 @@ def bring_current(vault: Vault) -> str | None:
                 settle(vault.root, found.settled)
         return None
     try:
-        with vault.index_lock.hold(timeout=READ_WAIT):
+        with vault.index_lock.hold(timeout=READ_WAIT, patient=False):
             sync_soon(vault, paths=found.paths)
     except VaultBusy:
         return (f"notice: {_files(len(found.paths))} changed since the search indexes were updated; another "

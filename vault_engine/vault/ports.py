@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .. import fsio
+    from .. import locks
     from ..config import VaultConfig
     from ..format.memory import Memory
     from ..index.embedder import Embedder
@@ -28,8 +28,8 @@ class Open(Protocol):
     root: Path
     config: VaultConfig
     journal: Journal
-    lock: fsio.WriterLock
-    index_lock: fsio.WriterLock
+    lock: locks.WriterLock
+    index_lock: locks.WriterLock
     progress: Progress | None
     fill_in_background: Callable[[], object] | None
     _searcher: Searcher | None

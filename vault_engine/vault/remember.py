@@ -13,7 +13,7 @@ from .. import store
 from ..clock import now
 from ..context.scope import folds_into, placement
 from ..errors import ForgottenContent, InvalidInput, VaultError
-from ..format.characters import check, check_data
+from ..format.characters import check, check_data, escape_data
 from ..format.ids import new_memory_id
 from ..format.kinds import Scope
 from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_digest
@@ -25,7 +25,7 @@ from ..limits import MAX_DOCUMENT, MAX_TEXT, check_fields, check_length, too_lon
 from ..sharing import senders
 from ..store import Entry, Scan
 from .ports import Open as Vault
-from .results import AddResult, ImportResult, NewMemory
+from .results import AddResult, Escaped, ImportResult, NewMemory
 
 RECORD_KEY = "record_sha256"  # in the journal events of an import: which record each came from
 
@@ -199,11 +199,14 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
 
     Valid lines are imported even when others fail; each failure carries its line number.
     A record imported before (the same JSON object, whatever file or line it came from) changes
-    nothing: a retried import neither adds it again nor counts it as more evidence.
+    nothing: a retried import neither adds it again nor counts it as more evidence.  A character
+    no memory may hold is kept as its ``⟨U+XXXX⟩`` escape (see :func:`~vault_engine.format.characters.escape`),
+    and the result names each record stored so (``escaped``).
     """
     stamp = now()
     errors: list[VaultError] = []
-    parsed = _parse_lines(vault, lines, stamp, source_name, errors)
+    escapes: dict[int, dict[str, list[str]]] = {}
+    parsed = _parse_lines(vault, lines, stamp, source_name, errors, escapes)
     added: list[str] = []
     merged: list[str] = []
     unchanged: list[str] = []
@@ -258,14 +261,18 @@ def import_jsonl(vault: Vault, lines: Iterable[str], source_name: str = "<stdin>
             imported[record] = memory.id
         tx.write_many(list(pending.values()))
         tx.record(*events)
-    return ImportResult(added, merged, errors, unchanged)
+    kept = {imported[record] for _n, _m, record in parsed if record in imported} - set(unchanged)
+    escaped = [Escaped(number, tuple(escapes[number].items())) for number, memory, record in parsed
+               if number in escapes and imported.get(record) in kept]
+    return ImportResult(added, merged, errors, unchanged, escaped)
 
 
 def record_digest(record: dict[str, Any]) -> str:
     """The identity of one imported record: sha256 of the JSON object as data (key order and
     spacing aside)."""
     canonical = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # A lone surrogate (a "\ud800" escape, kept as its escape) is hashed as its code unit.
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def imported_records(events: Iterable[Event]) -> dict[str, str]:
@@ -276,9 +283,9 @@ def imported_records(events: Iterable[Event]) -> dict[str, str]:
 
 
 def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_name: str,
-                 errors: list[VaultError]) -> list[tuple[int, Memory, str]]:
+                 errors: list[VaultError], escapes: dict[int, dict[str, list[str]]]) -> list[tuple[int, Memory, str]]:
     """The memories of the valid lines, with their line number and record digest; each invalid
-    line adds its error to ``errors``."""
+    line adds its error to ``errors``, each valid one that needed escapes its fields to ``escapes``."""
     parsed: list[tuple[int, Memory, str]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -300,16 +307,23 @@ def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_nam
         if not isinstance(record, dict):
             errors.append(InvalidInput("each line must be a JSON object", path=source_name, line=number))
             continue
+        escaped: dict[str, list[str]] = {}
         try:
-            parsed.append((number, _from_record(vault, record, stamp, source_name, number), record_digest(record)))
+            parsed.append((number, _from_record(vault, record, stamp, source_name, escaped), record_digest(record)))
         except VaultError as exc:
             exc.path, exc.line = source_name, number
             errors.append(exc)
+            continue
+        if escaped:
+            escapes[number] = escaped
     return parsed
 
 
-def _from_record(vault: Vault, record: dict[str, Any], stamp: datetime, source_name: str, number: int) -> Memory:
-    record = {check(key, "a key"): check_data(value, key) for key, value in record.items()}
+def _from_record(vault: Vault, record: dict[str, Any], stamp: datetime, source_name: str,
+                 escaped: dict[str, list[str]]) -> Memory:
+    """The memory of one record; a character no memory may hold in a value is escaped (each field so
+    goes into ``escaped``); in a key it is refused."""
+    record = {check(key, "a key"): escape_data(value, key, escaped) for key, value in record.items()}
     body = record.pop("body", "")
     if not isinstance(body, str):
         raise InvalidInput("key 'body' must be text")

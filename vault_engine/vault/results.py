@@ -22,11 +22,32 @@ class AddResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Escaped:
+    """One imported record whose text held characters no memory may hold, stored as their ``⟨U+XXXX⟩``
+    escapes: its line, and each field so stored with the code points escaped (``("body", ["U+000B"])``)."""
+
+    line: int
+    fields: tuple[tuple[str, list[str]], ...]
+
+    def one_line(self) -> str:
+        return f"line {self.line} (" + "; ".join(f"{name}: {', '.join(codes)}" for name, codes in self.fields) + ")"
+
+
+def escaped_notice(source: str, escaped: Sequence[Escaped], listed: int = 5) -> str:
+    """One line for people: which records of ``source`` were stored with escapes (the first ``listed``)."""
+    records = "1 record" if len(escaped) == 1 else f"{len(escaped)} records"
+    more = f", and {len(escaped) - listed} more" if len(escaped) > listed else ""
+    return (f"notice: {records} of {source} stored with ⟨U+XXXX⟩ escapes (for characters a memory file cannot "
+            "hold, or a ⟨ that begins such a form): " + ", ".join(e.one_line() for e in escaped[:listed]) + more)
+
+
+@dataclass(frozen=True, slots=True)
 class ImportResult:
     added: list[str]
     merged: list[str]
     errors: list[VaultError]
     unchanged: list[str] = field(default_factory=list)  # records imported before: their memories, unchanged
+    escaped: list[Escaped] = field(default_factory=list)  # records kept with escaped characters
 
 
 @dataclass(frozen=True, slots=True)

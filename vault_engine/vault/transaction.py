@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from .. import fsio, store
+from .. import fsio, locks, store
 from ..format.memory import Memory, ParsedFile
 from ..journal import Event, Journal
 
@@ -31,7 +31,7 @@ class Host(Protocol):
 
     root: Path
     journal: Journal
-    lock: fsio.WriterLock
+    lock: locks.WriterLock
 
     def after_write(self, touched: Iterable[Path]) -> None: ...
 

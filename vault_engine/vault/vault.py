@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import config as config_mod
-from .. import copies, fsio, store
+from .. import copies, locks, store
 from ..config import VaultConfig
 from ..errors import VaultError
 from ..format.memory import Memory
@@ -57,12 +57,15 @@ class Vault:
                  embedder: Embedder | None = None, progress: Progress | None = None):
         self.root = root
         self.config = config if config is not None else config_mod.load(root)
-        self.lock = fsio.WriterLock(root / store.STATE_DIR / "lock", self.config.vault.lock_timeout)
+        self.lock = locks.WriterLock(root / store.STATE_DIR / "lock", self.config.vault.lock_timeout)
         # Unreadable journal lines (a crash mid-append) are moved aside, once, by whoever meets them.
         self.journal = Journal(root / store.JOURNAL_DIR, lock=self.lock, aside=root / store.STATE_DIR / DAMAGED_DIR)
-        # Syncs exclude each other, not writers: a writer never waits for the model.
-        self.index_lock = fsio.WriterLock(root / store.STATE_DIR / "index.lock",
-                                          max(60.0, self.config.vault.lock_timeout), what="updating the search indexes")
+        # Syncs exclude each other, not writers: a writer never waits for the model.  A sync waits for
+        # another as long as that one makes progress (a minute of none: busy), and a background fill
+        # of vectors makes way for it (see vault.indexes.fill).
+        self.index_lock = locks.WriterLock(root / store.STATE_DIR / "index.lock",
+                                           max(60.0, self.config.vault.lock_timeout),
+                                           what="updating the search indexes", patient=True)
         self.auto_sync = auto_sync
         self.progress = progress
         # Called when a write leaves more than a few memories waiting for their vectors (None: they
@@ -327,9 +330,11 @@ class Vault:
         return indexes.sync(self, full=full, embedder=embedder, paths=paths, vectors=vectors)
 
     def fill_vectors(self, *, embedder: Embedder | None = None, stop: Callable[[], bool] | None = None,
-                     rounds: int | None = None, progress: Progress | None = None) -> FillReport:
-        """Embed the memories waiting for their vectors (all, or ``rounds`` rounds of them)."""
-        return indexes.fill(self, embedder=embedder, progress=progress, stop=stop, rounds=rounds)
+                     rounds: int | None = None, progress: Progress | None = None,
+                     yielding: bool = False) -> FillReport:
+        """Embed the memories waiting for their vectors (all, or ``rounds`` rounds of them); with
+        ``yielding``, stop as soon as another process wants the indexes (see :func:`.indexes.fill`)."""
+        return indexes.fill(self, embedder=embedder, progress=progress, stop=stop, rounds=rounds, yielding=yielding)
 
     def search(self, request: SearchRequest) -> SearchResult:
         """Hybrid search; builds the indexes first when they are missing or unreadable."""
