@@ -17,7 +17,15 @@ AGENTS = ["claude-code", "codex", "gemini", "cursor", "opencode", "copilot"]
 
 
 def files_under(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """The files under ``folder`` but memvault's cache folder (derived: any ``memvault mcp`` start writes it)."""
+    cache = folder / ".cache" / "memvault"
+    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*"))
+            if p.is_file() and cache not in p.parents}
+
+
+def kept_tool_lists(home: Path) -> list[dict[str, object]]:
+    """The tools/list answers ``memvault mcp`` keeps in the cache folder of ``home`` for its next start."""
+    return [json.loads(p.read_text()) for p in sorted((home / ".cache" / "memvault").glob("mcp-tools-*.json"))]
 
 
 @pytest.mark.parametrize("agent", AGENTS)
@@ -35,6 +43,7 @@ def test_install_dry_run_uninstall(agent: str, isolated_env: Path, make_vault: C
     assert dry.exit_code == 0, dry.output
     assert "--- /dev/null" in dry.output and "would change" in dry.output
     assert (files_under(isolated_env), files_under(project)) == before
+    assert kept_tool_lists(isolated_env) == []
     done = runner.invoke(cli, ["--json", *base])
     assert done.exit_code == 0, done.output
     report = json.loads(done.output)
@@ -73,3 +82,17 @@ def test_hook_takes_every_wired_agent_and_event(isolated_env: Path) -> None:
     for agent in ("claude-code", "codex", "gemini", "cursor", "opencode"):
         assert agent in result.output
     assert "copilot" not in result.output.split("Usage:")[1].split("\n")[0]  # no hook of Copilot's is wired
+
+
+def test_installing_codex_keeps_the_tool_list_for_its_first_turn(isolated_env: Path, make_vault: Callable[..., Vault],
+                                                                 tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex waits about a second for memvault's server before its first turn, less than the server's first start
+    of a release takes: install starts it once, so that Codex's start is answered from the kept tool list."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CODEX_HOME", str(isolated_env / ".codex"))
+    done = CliRunner().invoke(cli, ["--vault", str(make_vault().root), "install", "codex"])
+    assert done.exit_code == 0, done.output
+    kept = kept_tool_lists(isolated_env)
+    assert len(kept) == 1
+    assert "memory_search" in [tool["name"] for tool in kept[0]["result"]["tools"]]  # type: ignore[index]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.server.mcp_handshake import HANDSHAKE_VERSIONS
+from vault_engine.server.mcp_handshake import HANDSHAKE_VERSIONS, keep_tool_list
 
 pytestmark = pytest.mark.slow
 
@@ -178,3 +178,21 @@ def test_the_real_client_calls_a_tool_after_the_early_answers(vault: tuple[Path,
     assert first == second
     name, tools, text = second
     assert name == "memvault" and len(tools) == 7 and "release pipeline" in text
+
+
+def test_a_tool_list_kept_ahead_is_answered_at_the_first_start(tmp_path: Path) -> None:
+    """keep_tool_list (run by ``memvault install codex``) leaves the next start nothing to load before tools/list."""
+    (tmp_path / "home").mkdir()
+    env = clean_env(tmp_path / "home")
+    memvault(env, "init", str(tmp_path / "vault"))
+    args = ["--vault", str(tmp_path / "vault"), "mcp", "--no-watch", "--no-http"]
+    session = [hello("2025-06-18", 1), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
+               json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}) + "\n"]
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        assert keep_tool_list([sys.executable, "-m", "vault_engine", "--vault", str(tmp_path / "vault")],
+                               "2025-06-18", tmp_path, 60)
+    answers, log = exchange([sys.executable, "-m", "vault_engine", *args], session, 2, env, tmp_path)
+    assert len(json.loads(answers[1])["result"]["tools"]) == 7
+    assert "serving" not in log  # answered from what was kept: the server was never loaded

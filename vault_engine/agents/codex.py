@@ -42,7 +42,13 @@ server as a ``[mcp_servers.memvault]`` table with ``command`` and ``args``, plus
 ``startup_timeout_sec``: Codex waits up to 10 s by default for a server's first answer, and the first
 start of ``memvault mcp`` on a busy machine may take longer.  The server is not marked ``required``:
 Codex then refuses to start a session at all when the server cannot start (a vault whose config a
-person broke), and memvault never stands in the agent's way (tests/e2e/test_codex.py).
+person broke), and memvault never stands in the agent's way (tests/e2e/test_codex.py).  But Codex
+(since 0.147) waits for a server that is not required only ``mcp_optional_startup_grace_ms`` (1 s by
+default, one setting for all servers) before the first turn, and leaves a server still starting out of
+that turn's tools: ``codex exec``, one turn, then has no memvault tool at all.  ``memvault mcp`` answers
+``initialize`` and ``tools/list`` at once when its tool list is kept (:mod:`vault_engine.server.mcp_handshake`),
+but its first start of a release loads the server for it (2 s and more on a busy machine); so install
+starts the server once, as Codex does (:data:`MCP_PROTOCOL`), and the first session finds the list kept.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ AGENT = "codex"
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")  # memvault's actions by their names
 TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 120, "SessionEnd": 60}  # seconds
 MCP_STARTUP_SECONDS = 60  # the first start may load the embedding model
+MCP_PROTOCOL = "2025-06-18"  # the MCP revision Codex 0.16x-0.171 asks for in initialize
 _MEMVAULT = "\x00memvault"  # the tool name noted for a call to memvault's own server (no real name has NUL)
 _INJECTED = re.compile(r"^\s*(?:<environment_context>|<user_instructions>|<permissions instructions>|"
                        r"# AGENTS\.md instructions|<INSTRUCTIONS>)")

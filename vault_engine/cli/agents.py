@@ -117,6 +117,11 @@ def install(settings: Settings, agent: str, scope: str, dry_run: bool, uninstall
                     tuple(memvault_command()), codex_home=env.codex_home, agents_md=agents_md, allow_tools=read_only)
     changes = plan(target, uninstall=uninstall)
     written = [] if dry_run else apply(changes)
+    if agent == "codex" and not dry_run and not uninstall:  # the tool list kept for Codex's first turn
+        from ..agents.codex import MCP_PROTOCOL, MCP_STARTUP_SECONDS
+        from ..server.mcp_handshake import keep_tool_list
+
+        keep_tool_list([*memvault_command(), "--vault", str(vault.root)], MCP_PROTOCOL, project, MCP_STARTUP_SECONDS)
 
     def human() -> None:
         for change in changes:

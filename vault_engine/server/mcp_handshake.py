@@ -213,6 +213,52 @@ def answer_early(argv: list[str]) -> None:
 KEPT_ID = '"id":0,'  # the request id in a kept tools/list answer
 
 
+def keep_tool_list(command: list[str], protocol: str, cwd: Path, timeout: float) -> bool:
+    """Start the server (``command`` without ``mcp``) as a client asking for ``protocol`` does, ask for its tool
+    list and stop it: the server keeps its answer, so that client's next start is answered at once (an agent that
+    gives its servers a short grace before the first turn, Codex, offers the tools from that turn on); whether an
+    answer came within ``timeout`` seconds.  Nothing is raised: without the answer the server keeps it at its own
+    first start."""
+    import subprocess
+    import threading
+
+    lines = (hello_request(0, protocol), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    try:
+        proc = subprocess.Popen([*command, "mcp", "--no-watch", "--no-http"], cwd=cwd, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return False
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    listed = False
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(json.dumps(line) + "\n" for line in lines).encode())
+        proc.stdin.flush()
+        for answer in proc.stdout:  # the answer to tools/list is written once it is kept
+            listed = answer.startswith(b'{"jsonrpc":"2.0","id":1,"result":{"tools":[')
+            if listed:
+                break
+        proc.stdin.close()
+        proc.wait()
+    except OSError:
+        listed = False
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return listed
+
+
+def hello_request(request_id: int | str, protocol: str) -> dict[str, Any]:
+    """An ``initialize`` request of the handshake era from a client asking for ``protocol``."""
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize",
+            "params": {"protocolVersion": protocol, "capabilities": {},
+                       "clientInfo": {"name": SERVER_NAME, "version": version()}}}
+
+
 def ping_request(line: str) -> int | str | None:
     """The id of a ``ping`` request (answered with an empty result); None for any other line."""
     message = _message(line)
