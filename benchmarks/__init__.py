@@ -10,7 +10,10 @@
 - ``floors``: the floor arithmetic they share (and ``scripts/eval_floor.py``, LoCoMo's);
 - ``cjk_probe``: Chinese and Japanese searches, found and answered;
 - ``cache_check``: what checking the caches costs (every vector the embedding cache reads, the
-  int8 graph's digest).
+  int8 graph's digest);
+- ``context_recall``: how much of a LoCoMo question's evidence the context manifest lists, per budget;
+- ``locomo``: the LoCoMo conversations as a user's vaults, the questions and their gold turns (shared
+  with ``scripts/eval_locomo.py`` and the scripts built on it).
 
 The older benchmarks and the stress tools still live in ``scripts/`` beside the harness they share
 (``bench_sync.py``, ``synthetic.py``).

@@ -41,10 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import eval_locomo
-
+from benchmarks import locomo
 from vault_engine import config as config_mod
 from vault_engine.index.embedder import FastEmbedder
 from vault_engine.index.embedding_cache import model_text
@@ -67,8 +64,8 @@ def _vault(folder: Path, cache: Path) -> Vault:
 
 
 def measure(sample: dict[str, Any], repeats: int, work: Path) -> dict[str, Any]:
-    records, _owners = eval_locomo.memory_records(eval_locomo.turns_of(sample), "chat",
-                                                   str(sample.get("sample_id", "x")))
+    records, _owners = locomo.memory_records(locomo.turns_of(sample), "chat",
+                                             str(sample.get("sample_id", "x")))
     lines = [json.dumps(record) for record in records]
     turns = [record["body"] for record in records]
     probe = _vault(work / "probe", work / "probe-cache")
@@ -149,7 +146,7 @@ def measure(sample: dict[str, Any], repeats: int, work: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=eval_locomo.DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=locomo.DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=0, help="only the first N conversations (0: all)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per conversation (median; default 3)")
     args = parser.parse_args()

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vault_engine.context.director import Manifest, TaskRequest, build, match
+from vault_engine.context.director import Manifest, TaskRequest, build, match, search_depth
 from vault_engine.format.ids import new_memory_id
 from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.retrieval.selectors import path_matches
@@ -45,7 +45,6 @@ DATA = Path(__file__).with_name("context_scenarios.json")
 TARGET_RECALL = 0.9
 TARGET_BUDGET = 6000
 UNLIMITED = 10**7  # a budget nothing is cut for: tells "cut by the budget" from "never a candidate"
-SEARCH_DEPTH = 30  # as context.SEARCH_DEPTH
 
 
 # ---------------------------------------------------------------- the suite
@@ -220,13 +219,14 @@ def explain(vault: Vault, name: str, memory_id: str, task: Task, name_of: dict[s
     standing = row.type == "core-profile" or row.recall in ("passive", "both") or matched > 0
     if standing:
         return "other", "standing candidate yet not delivered"
-    result = vault.search(SearchRequest(task.task, limit=SEARCH_DEPTH, project=task.project, path=task.path))
+    depth = search_depth(UNLIMITED)  # as deep as the director searched for the unlimited budget
+    result = vault.search(SearchRequest(task.task, limit=depth, project=task.project, path=task.path, candidates=True))
     hit = next((h for h in result.hits if h.id == memory_id), None)
     if hit is None:
-        return "search", f"no selector matched and not in the search's top {SEARCH_DEPTH}"
+        return "search", f"no selector matched and not in the search's top {depth}"
     best = max(hit.similarity.values(), default=0.0)
-    return "search", (f"no selector matched; in the search hits but shares no word and cosine {best:.2f} "
-                      f"< min_similarity {vault.config.context.min_similarity}")
+    return "search", (f"no selector matched; in the search hits but below the relevance floor, sharing no word "
+                      f"and cosine {best:.2f} < min_similarity {vault.config.context.min_similarity}")
 
 
 _UNLIMITED_CACHE: dict[int, tuple[set[str], Manifest]] = {}

@@ -38,11 +38,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from eval_locomo import DEFAULT_DATA, open_vault, questions
-
 from benchmarks.floors import Asked, report, shipped_floors
+from benchmarks.locomo import DEFAULT_DATA, open_vault, questions
 from vault_engine.server.requests import SearchRequest
 from vault_engine.server.service import MemoryService
 

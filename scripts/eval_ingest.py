@@ -63,8 +63,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval_locomo import CATEGORIES, Turn, clean_evidence, turns_of
-
+from benchmarks.locomo import CATEGORIES, Turn, clean_evidence, turns_of
 from vault_engine.index.fulltext import query_terms
 from vault_engine.ingest.conversation import ingest
 from vault_engine.ingest.transcripts import parse_turns

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from eval_locomo import CATEGORIES, DEFAULT_DATA, clean_evidence, turns_of
 
+from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, clean_evidence, turns_of
 from vault_engine import config as config_mod
 from vault_engine.retrieval.searcher import Hit, Searcher, SearchRequest
 from vault_engine.vault import Vault

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -21,6 +22,7 @@ from vault_engine.context.director import (
 )
 from vault_engine.index.catalog import CatalogRow
 from vault_engine.index.fakes import HashEmbedder
+from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -271,3 +273,26 @@ def test_hot_memories_are_resident_in_every_context(world: tuple[Vault, dict[str
     leads = [item.why[0] for item in build(vault, TaskRequest("tea", project=API), record=False).resident]
     assert leads.index("core profile: always resident") < leads.index("hot tier: always resident")
     assert leads.index("passive recall: always in context") < leads.index("hot tier: always resident")
+
+
+def test_more_budget_lists_more_memories_past_the_searchs_own_limit(make_vault: Callable[..., Vault],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search behind a manifest is not cut at what a person's search shows ([retrieval]
+    max_context_chars, limit): a larger budget lists more of the relevant memories, each with its reason."""
+    monkeypatch.setenv("MEMVAULT_RETRIEVAL_MAX_CONTEXT_CHARS", "600")
+    vault = live(make_vault())
+    for n in range(45):
+        vault.add(NewMemory(f"Kafka consumer note {n}: the orders topic consumer {n} commits offsets after "
+                            f"processing each batch of {n + 2} records, then sleeps for {n} seconds."))
+    shown = vault.search(SearchRequest("kafka consumer offsets orders topic")).hits
+    assert len(shown) < 10
+    listed = []
+    for budget in (2000, 4000, 6000, 20000):
+        manifest = build(vault, TaskRequest("kafka consumer offsets orders topic", budget=budget), record=False)
+        assert len(manifest.markdown) <= budget
+        entries = [line for line in manifest.markdown.splitlines() if line.startswith("- `m-")]
+        assert len(entries) == len(manifest.manifest)
+        assert all(re.search(r"_\(why: .*relevant.*\)_$", line) for line in entries)
+        listed.append(len(manifest.ids))
+    assert listed == sorted(listed) and listed[0] < listed[2] and listed[-1] == 45
+    assert listed[0] > len(shown)

@@ -46,7 +46,7 @@ SERVER = "memvault"  # the name memvault's MCP server is installed under (see :m
 # (``SERVER__TOOL`` before 2025's versions), and clients that write ``SERVER.TOOL`` or ``SERVER/TOOL``.
 _MEMVAULT_TOOL = re.compile(rf"^(?:mcp__)?{SERVER}(?:__|[./])\w+$")
 # What memvault's hooks put in the model's context (the session-start manifest and a prompt's memories
-# are both wrapped in it, see ``context.director.HEADER``), and the agent's own reminders around such text.
+# are both wrapped in it, see ``context.manifest.HEADER``), and the agent's own reminders around such text.
 # An unclosed block runs to the end of the text: a truncated injection is still not the person's words.
 _INJECTED_BLOCK = re.compile(r"<(memory-context|system-reminder)>.*?(?:</\1>|\Z)\s*", re.S)
 # How Claude Code opens the user message that carries a compaction's summary (older versions do not

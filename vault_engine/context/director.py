@@ -17,11 +17,14 @@ In a shared vault, a memory whose ``sender`` is someone other than the
 current sender (the request's, else the vault's) says so in its reasons:
 ``from another sender: bob`` (see :mod:`vault_engine.sharing.senders`).
 
+The search goes as deep as the budget could list (:func:`search_depth`), and its hits are
+not cut at the search's own presentation limit: more budget lists more memories.
+
 Delivery: the core profile (within the profile budget), passive/both
 memories, the hot tier and the few best matching proven policies go in
 full (the resident part); the rest become manifest entries (title, abstract, id,
-``whyApplied``) whose abstracts shrink 320 -> 160 -> 80 -> 32 -> 0
-characters until everything fits.  The rendered text never exceeds the
+``whyApplied``), as many as the budget can list, the best ranked written
+richest (:mod:`.manifest`).  The rendered text never exceeds the
 budget.  Each delivery is journalled as an ``application`` event, whose id
 agents pass back with ``memvault feedback``.
 """
@@ -31,19 +34,27 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .. import store
 from ..errors import InvalidInput, VaultError
 from ..format.ids import new_event_id
-from ..format.text import clip, printable
 from ..format.value import SYNTHESIS_SOURCE
 from ..index.catalog import CatalogRow
 from ..journal import Event
 from ..retrieval.selectors import path_matches
 from ..sharing import senders
-from .quoting import PREAMBLE, inline, quoted
+from .manifest import (
+    BRIEFEST,
+    HOT_LEAD,
+    POLICY_LEAD,
+    Manifest,
+    ManifestItem,
+    ResidentItem,
+    entry_line,
+    fit,
+)
 
 if TYPE_CHECKING:
     from ..vault import Vault
@@ -54,7 +65,9 @@ SELECTOR_BONUS = 25
 SUCCESS_BONUS = 20
 IGNORE_PENALTY = 2
 FAILURE_PENALTY = 80
-SEARCH_DEPTH = 30
+SEARCH_DEPTH = 30  # the fewest search hits considered, whatever the budget
+MAX_SEARCH_DEPTH = 300  # the most, whatever the budget
+EXPLICIT_REASON = "user explicit setting"
 OVERVIEW_ROWS = 200  # the project's memories an overview considers (the most recently updated)
 
 
@@ -83,54 +96,8 @@ class Candidate:
     relevance: int | None  # rank in the hybrid search of the task text (1 = best), None: not found
     why: list[str]
     matched: int  # selectors matched beyond the project
-
-
-@dataclass(slots=True)
-class ResidentItem:
-    id: str
-    title: str
-    text: str
-    why: list[str]
-
-
-@dataclass(slots=True)
-class ManifestItem:
-    id: str
-    title: str
-    abstract: str
-    why: list[str]
-    source: str = field(default="", repr=False)  # the text abstracts are cut from
-
-
-@dataclass(slots=True)
-class Manifest:
-    task: str
-    project: str | None
-    budget: int
-    resident: list[ResidentItem]
-    manifest: list[ManifestItem]
-    application: str | None = None
-    omitted: int = 0  # candidates that did not fit the budget
-    note: str | None = None
-    markdown: str = ""
-
-    @property
-    def used(self) -> int:
-        return len(self.markdown)
-
-    @property
-    def ids(self) -> list[str]:
-        return [r.id for r in self.resident] + [m.id for m in self.manifest]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "task": self.task, "project": self.project, "budget": self.budget, "used": self.used,
-            "application": self.application,
-            "resident": [{"id": r.id, "title": r.title, "text": r.text, "why": r.why} for r in self.resident],
-            "manifest": [{"id": m.id, "title": m.title, "abstract": m.abstract, "whyApplied": m.why}
-                         for m in self.manifest],
-            "omitted": self.omitted, "note": self.note, "markdown": self.markdown,
-        }
+    brief: list[str]  # the reasons of a brief entry (see :mod:`.manifest`)
+    standing: bool  # applies without the search (selectors, recall, tier, an overview)
 
 
 # ---------------------------------------------------------------- selection and ranking
@@ -192,7 +159,7 @@ def score(row: CatalogRow, matched: int) -> int:
 def history_reasons(row: CatalogRow) -> list[str]:
     out = []
     if row.authority == "explicit":
-        out.append("user explicit setting")
+        out.append(EXPLICIT_REASON)
     if row.lifecycle == "trial":
         out.append("trial: not yet proven")
     good = row.applied.get("used-successfully", 0)
@@ -208,93 +175,6 @@ def rank(candidates: list[Candidate]) -> list[Candidate]:
     """Score first, then relevance to the task text, then title and id (stable)."""
     return sorted(candidates, key=lambda c: (-c.score, c.relevance if c.relevance is not None else 10**9,
                                              c.row.title.casefold(), c.row.id))
-
-
-# ---------------------------------------------------------------- rendering within the budget
-
-HEADER = "<memory-context>\n"
-FOOTER = "</memory-context>\n"
-
-
-def _why(reasons: Sequence[str]) -> str:
-    return inline("; ".join(reasons))
-
-
-def _resident_block(item: ResidentItem) -> str:
-    return f"### {inline(item.title)} ({item.id})\n{quoted(item.text)}_why: {_why(item.why)}_\n\n"
-
-
-def _manifest_line(item: ManifestItem, size: int) -> str:
-    abstract = clip(item.source, size) if size > 0 and item.source else ""
-    item.abstract = abstract
-    text = f"- `{item.id}` **{inline(item.title)}**"
-    if abstract:
-        text += f": {inline(abstract)}"
-    return text + f" _(why: {_why(item.why)})_\n"
-
-
-def render_markdown(manifest: Manifest, sizes: Sequence[int], usage: bool) -> str:
-    """The block an agent reads: memvault's own markup around memory text quoted as data (:mod:`.quoting`)."""
-    parts = [HEADER, PREAMBLE, f"Task: {inline(clip(manifest.task, 200))}\n"]
-    if manifest.project:
-        parts.append(f"Project: {inline(manifest.project)}\n")
-    parts.append("\n")
-    if manifest.resident:
-        parts.append("## Always apply\n\n")
-        parts += [_resident_block(item) for item in manifest.resident]
-    if manifest.manifest:
-        parts.append("## May apply (open one with `memvault show ID --depth 2`)\n\n")
-        parts += [_manifest_line(item, size) for item, size in zip(manifest.manifest, sizes, strict=True)]
-        parts.append("\n")
-    if usage and manifest.application:
-        parts.append(f"After the task, report what helped: `memvault feedback ID --outcome used-successfully "
-                     f"--application {manifest.application}` (or ignored, overridden, corrected, "
-                     f"contributed-to-failure).\n")
-    parts.append(FOOTER)
-    return printable("".join(parts))  # for an agent or a terminal: no escape sequence in a title runs
-
-
-POLICY_LEAD = "proven policy whose selectors match"
-HOT_LEAD = "hot tier: always resident"
-
-
-def _try_steps(manifest: Manifest, steps: Sequence[int], usage: bool) -> bool:
-    for size in steps:
-        text = render_markdown(manifest, [size] * len(manifest.manifest), usage)
-        if len(text) <= manifest.budget:
-            manifest.markdown = text
-            return True
-    return False
-
-
-def fit(manifest: Manifest, steps: Sequence[int], usage_min: int = 1500) -> None:
-    """Make the text fit the budget: shrink abstracts step by step; then deliver matching
-    policies as manifest entries instead of in full; then drop the last entries."""
-    usage = manifest.budget >= usage_min
-    if _try_steps(manifest, steps, usage):
-        return
-    while any(item.why and item.why[0] == POLICY_LEAD for item in manifest.resident):
-        at = max(n for n, item in enumerate(manifest.resident) if item.why and item.why[0] == POLICY_LEAD)
-        item = manifest.resident.pop(at)
-        manifest.manifest.insert(0, ManifestItem(item.id, item.title, "", item.why[1:], item.text))
-        if _try_steps(manifest, steps, usage):
-            return
-    while manifest.manifest:
-        manifest.manifest.pop()
-        manifest.omitted += 1
-        text = render_markdown(manifest, [0] * len(manifest.manifest), usage)
-        if len(text) <= manifest.budget:
-            manifest.markdown = text
-            return
-    while manifest.resident:
-        manifest.resident.pop()
-        manifest.omitted += 1
-        text = render_markdown(manifest, [], usage)
-        if len(text) <= manifest.budget:
-            manifest.markdown = text
-            return
-    text = render_markdown(manifest, [], False)
-    manifest.markdown = text if len(text) <= manifest.budget else ""
 
 
 # ---------------------------------------------------------------- the director
@@ -333,15 +213,21 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
         overview = request.overview and row.scope == "project" and row.project == project
         if not standing and found is None and not overview:
             continue
+        # A brief entry's reasons: what sets it apart (not its scope, which the block's header says).
+        brief = why[1:] + [r for r in history_reasons(row) if r != EXPLICIT_REASON]
         why += history_reasons(row)
         if row.source == SYNTHESIS_SOURCE and row.links:  # its members are one `memvault show` away
             why.append(f"overview of {len(row.links)} memories: {', '.join(row.links)}")
+            brief.append(f"overview of {len(row.links)} memories")
         other = senders.other_sender(row.sender, current)
         if other is not None:
             why.append(senders.why(other))
+            brief.append(senders.why(other))
         if found is not None:
             why.append(f"relevant to the task text (rank {found})")
-        candidates.append(Candidate(row, score(row, matched), found, why, matched))
+            brief.append(f"relevant #{found}")
+        candidates.append(Candidate(row, score(row, matched), found, why, matched, brief or why[:1],
+                                    standing or overview))
 
     ordered = rank(candidates)
     resident_ids = _resident(ordered, settings.profile_budget_chars, settings.max_resident_policies)
@@ -352,7 +238,8 @@ def build(vault: Vault, request: TaskRequest, *, record: bool = True,
             manifest.resident.append(ResidentItem(row.id, row.title, bodies[row.id], _resident_why(candidate)))
         else:
             source = row.summary or row.trigger or row.title
-            manifest.manifest.append(ManifestItem(row.id, row.title, "", candidate.why, source))
+            manifest.manifest.append(ManifestItem(row.id, row.title, "", candidate.why, source, candidate.brief,
+                                                  candidate.standing))
     event_id = new_event_id() if record and (manifest.resident or manifest.manifest) else None
     manifest.application = event_id
     # Who the user is first, then what always applies (recall, then the hot tier), then the matching policies.
@@ -426,20 +313,31 @@ def _resident(ordered: Sequence[Candidate], profile_budget: int, max_policies: i
     return out
 
 
+def search_depth(budget: int) -> int:
+    """How many search hits a manifest of ``budget`` characters could list at most: as many as its
+    briefest entries fit (the shortest title, one reason), within SEARCH_DEPTH .. MAX_SEARCH_DEPTH."""
+    shortest = len(entry_line(ManifestItem("m-" + "0" * 26, "x", "", [], brief=["relevant #1"]), BRIEFEST))
+    return max(SEARCH_DEPTH, min(MAX_SEARCH_DEPTH, budget // shortest))
+
+
 def _search_relevance(vault: Vault) -> Callable[[TaskRequest, str | None], list[str]]:
     def relevance(request: TaskRequest, project: str | None) -> list[str]:
         from ..retrieval.searcher import SearchRequest
 
-        result = vault.search(SearchRequest(request.task, limit=SEARCH_DEPTH, project=project, path=request.path,
-                                            keep_vector=request.keep_vector))
         settings = vault.config.context
-        # Ranked hits are not all relevant (a small vault returns everything): a memory counts
-        # when its meaning is close enough, or when it shares words with the task and is not
-        # far off in meaning (one common word such as "add" is not relevance).
+        budget = request.budget if request.budget is not None else settings.budget_chars
+        # Every hit up to what the budget could list: not cut at the search's presentation limit.
+        result = vault.search(SearchRequest(request.task, limit=search_depth(budget), project=project,
+                                            path=request.path, keep_vector=request.keep_vector, candidates=True))
+        # Ranked hits are not all relevant (a small vault returns everything): a memory counts when the
+        # search weighs it relevant itself (it clears the relevance floor), when its meaning is close
+        # enough, or when it shares words with the task and is not far off in meaning (one common word
+        # such as "add" is not relevance).
         out = []
         for hit in result.hits:
             cosine = max(hit.similarity.values(), default=0.0)
-            if cosine >= settings.min_similarity or ("fts" in hit.lanes and cosine >= settings.min_word_similarity):
+            if (not hit.weak or cosine >= settings.min_similarity
+                    or ("fts" in hit.lanes and cosine >= settings.min_word_similarity)):
                 out.append(hit.id)
         return out
 

@@ -37,12 +37,14 @@ _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _TRUST_RANK = {trust: len(TRUSTS) - n for n, trust in enumerate(TRUSTS)}  # system > learned > external
 
 
-def collapse(hits: list[Hit], limit: int, threshold: float, vector_of: VectorOf) -> list[Hit]:
-    """True duplicates (see the module) fold into the member a user would trust; conflicting hits sit side by side.
+def collapse(hits: list[Hit], limit: int, threshold: float, vector_of: VectorOf, pair: bool = True) -> list[Hit]:
+    """True duplicates (see the module) fold into the member a user would trust; conflicting hits sit side by
+    side (unless not ``pair``: for a list of candidates that shows no conflicts).
 
     Only as many hits as can still be shown are compared.
     """
-    return side_by_side([_trusted(group) for group in fold(hits, limit, threshold, vector_of)])
+    folded = [_trusted(group) for group in fold(hits, limit, threshold, vector_of)]
+    return side_by_side(folded) if pair else folded
 
 
 def statement(hit: Hit) -> Statement:

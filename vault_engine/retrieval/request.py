@@ -30,6 +30,10 @@ class SearchRequest:
     # The query's vector is kept in the embedding cache (a task asked again and again, as a session's start
     # asks it): the next process reads it there instead of loading the model.
     keep_vector: bool = False
+    # The hits as candidates for the context director, which sizes each line of its manifest to its own
+    # budget and shows no conflicts: all of them up to the limit, not cut at [retrieval] max_context_chars
+    # (what a person's search shows), and conflicting values not paired up.
+    candidates: bool = False
 
 
 @dataclass(slots=True)

@@ -236,7 +236,7 @@ class Searcher:
         found = self._find(request.query, flt, max(self.settings.candidates, limit * 3), request.keep_vector)
         positions = {lane: {memory_id: n for n, memory_id in enumerate(ids, 1)}
                      for lane, ids in found.rankings.items()}
-        hits, best = self._rank(request.query, found, positions, flt, limit, moment)
+        hits, best = self._rank(request.query, found, positions, flt, limit, moment, shown=not request.candidates)
         notice, left_out = None, 0
         if hits and not best.clears:
             notice = f"no memory matches closely: {best.describe()}"
@@ -350,10 +350,11 @@ class Searcher:
         return found
 
     def _rank(self, query: str, found: lanes.Lanes, positions: Positions, flt: Filter, limit: int,
-              now: datetime) -> tuple[list[Hit], relevance.Best]:
+              now: datetime, shown: bool = True) -> tuple[list[Hit], relevance.Best]:
         """The hits: fused, boosted, re-ranked, with linked neighbours, weighed against the relevance
         floor (the whole shortlist: whether the vault holds the answer does not depend on the
-        limit), duplicates folded, conflicts paired, cut."""
+        limit), duplicates folded, conflicts paired, cut.  Unless ``shown`` (the context director's
+        candidates), conflicts are not paired and only the limit cuts."""
         s = self.settings
         fused_input, weights = fusion_input(self._active(found.rankings), found.similarity, s)
         shortlist_size = limit * 2 + 10
@@ -392,8 +393,8 @@ class Searcher:
         # answer, lifted by its neighbours (LoCoMo chat: partitioning turns too cost R@10 0.813 -> 0.809).
         turns = self._thread_links()
         hits.sort(key=lambda h: h.weak and h.id not in turns)
-        hits = collapse(hits, limit, s.duplicate_similarity, self.vectors.vector)
-        return cut(hits, limit, s.max_context_chars), best
+        hits = collapse(hits, limit, s.duplicate_similarity, self.vectors.vector, pair=shown)
+        return (cut(hits, limit, s.max_context_chars) if shown else hits[:limit]), best
 
     def _clearing(self, query: str, hits: list[Hit]) -> list[Hit]:
         """Those of ``hits`` that clear the relevance floor themselves (weighed as a search's hits are)."""
