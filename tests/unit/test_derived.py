@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vault_engine.index.derived import passages
+from vault_engine.index.derived import passages, windows
 from vault_engine.index.fakes import HashEmbedder
 
 EPISODE = """### user · 2023-05-08T13:56:00
@@ -34,3 +34,33 @@ def test_a_heading_with_nothing_after_it_is_still_embedded() -> None:
 
 def test_a_line_starting_with_a_hash_that_is_no_heading_is_a_paragraph_of_its_own() -> None:
     assert passages("#42 is the ticket\n\nThe fix is in.", HashEmbedder()) == ["#42 is the ticket", "The fix is in."]
+
+
+def test_a_long_paragraph_is_cut_between_sentences_so_each_window_holds_whole_sentences() -> None:
+    fake = HashEmbedder(window=10)
+    paragraph = "The cat sat on the mat. It was warm there. The dog barked at the mailman all day long."
+    assert windows(paragraph, fake) == ["The cat sat on the mat. It was warm there.",
+                                        "The dog barked at the mailman all day long."]
+
+
+def test_a_sentence_longer_than_the_window_is_cut_at_a_word_and_nothing_is_lost() -> None:
+    fake = HashEmbedder(window=4)
+    sentence = "alpha  beta\tgamma delta epsilon zeta eta"
+    pieces = windows(sentence, fake)
+    assert pieces == ["alpha  beta\tgamma delta", "epsilon zeta eta"]
+    assert " ".join(pieces).split() == sentence.split()
+    assert all(len(p.split()) <= 4 for p in pieces)
+
+
+def test_a_list_is_cut_between_its_items_with_each_number_kept_on_its_item() -> None:
+    fake = HashEmbedder(window=6)
+    items = "Try these:\n1. Visit the old museum downtown\n2. Walk along the river\n3. Eat at the market"
+    assert windows(items, fake) == ["Try these:", "1. Visit the old museum downtown", "2. Walk along the river",
+                                    "3. Eat at the market"]
+
+
+def test_a_passage_that_fits_is_kept_as_it_is() -> None:
+    fake = HashEmbedder(window=64)
+    assert windows("Short. Two sentences.", fake) == ["Short. Two sentences."]
+    assert passages("Short. Two sentences.\n\nAnother paragraph.", fake) == ["Short. Two sentences.",
+                                                                              "Another paragraph."]

@@ -43,6 +43,21 @@ def paragraphs(text: str) -> list[str]:
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 
 
+_LIST_MARK = re.compile(r"\s*(?:[-*+]|\d+[.)])\s*")
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Where each sentence of ``text`` after the first begins: the places :func:`sentences` splits
+    at (after a sentence's end and its spaces, at a blank line, at a list item), in order; a list
+    item's number ("2.") stays with its item."""
+    out: list[int] = []
+    for match in _SENTENCE_SPLIT.finditer(text):
+        at = match.end()
+        if 0 < at < len(text) and not _LIST_MARK.fullmatch(text[out[-1] if out else 0 : match.start()]):
+            out.append(at)
+    return out
+
+
 def sentences(text: str, *, min_words: int = 3, limit: int = 16) -> list[str]:
     """The sentences of ``text`` (also split at blank lines and list items), in order, each
     once; a sentence shorter than ``min_words`` words joins the next.  At most ``limit``."""

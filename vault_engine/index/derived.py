@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..format.memory import Memory, content_digest
-from ..format.text import HEADING, make_summary, paragraphs, sentences
+from ..format.text import HEADING, make_summary, paragraphs, sentence_starts, sentences
 from ..retrieval import threads
 from ..retrieval.dates import date_words
 from ..store import Entry
@@ -113,14 +113,16 @@ def gist(memory: Memory) -> str:
 
 
 def passages(body: str, embedder: Embedder) -> list[str]:
-    """The body lane's chunks: the body's paragraphs (a heading joined to the paragraph after
-    it), each cut to the model's token window.
+    """The body lane's passages: the body's paragraphs (a heading joined to the paragraph after
+    it), each cut into the windows the model reads whole (:func:`windows`).
 
     One vector for several turns of a conversation (an episode: a heading and a paragraph per
     turn) or several sections of a note is the mean of what they say, close to none of them;
     a paragraph is what a question is about (``memvault ingest`` episodes: R@5 0.722 against
     0.698 with the body cut only at the token window, better on four of five development
-    conversations; docs/decisions/ingestion.md)."""
+    conversations; docs/decisions/ingestion.md).  A memory's vector score in the lane is its best passage,
+    so every part of a long memory is searched by meaning, not only the part the model's window
+    holds."""
     pieces: list[str] = []
     heading = ""
     for paragraph in paragraphs(body):
@@ -131,7 +133,38 @@ def passages(body: str, embedder: Embedder) -> list[str]:
         heading = ""
     if heading:
         pieces.append(heading)
-    return [chunk for piece in pieces for chunk in embedder.chunks(piece)]
+    return [window for piece in pieces for window in windows(piece, embedder)]
+
+
+def windows(piece: str, embedder: Embedder) -> list[str]:
+    """``piece`` cut into windows the model reads whole: each as many whole sentences as its token
+    window holds (:meth:`~.embedder.Embedder.chunks` says how much that is), a sentence longer than
+    the window cut at the last word that fits.  A window cut mid-sentence (or mid-word, where the
+    token window ends) splits what it says between two vectors, close to neither."""
+    starts = sentence_starts(piece)
+    out: list[str] = []
+    begin = 0
+    while begin < len(piece):
+        rest = piece[begin:]
+        head = embedder.chunks(rest)[0]
+        if len(head) >= len(rest.rstrip()):
+            out.append(rest.strip())
+            break
+        end = begin + len(head)
+        if end <= begin:  # nothing the model reads: what is left goes whole
+            out.append(rest.strip())
+            break
+        while end < len(piece) and piece[end].isspace():  # a sentence starting right after it fits
+            end += 1
+        cut = max((at for at in starts if begin < at <= end), default=None)
+        if cut is None:
+            space = max(piece.rfind(" ", begin, end + 1), piece.rfind("\n", begin, end + 1))
+            cut = space if space > begin else end
+        out.append(piece[begin:cut].strip())
+        begin = cut
+        while begin < len(piece) and piece[begin].isspace():
+            begin += 1
+    return [window for window in out if window]
 
 
 def embedded_parts(lane: str, text: str) -> list[str]:

@@ -51,10 +51,12 @@ class HashEmbedder:
         return self.embed(texts), pooled
 
     def chunks(self, text: str) -> list[str]:
-        words = text.split()
+        """``text`` cut every ``window`` words, as slices of it (as the real model's chunks are)."""
+        words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
         if len(words) <= self.window:
             return [text]
-        return [" ".join(words[i : i + self.window]) for i in range(0, len(words), self.window)]
+        return [text[words[i][0] : words[min(i + self.window, len(words)) - 1][1]]
+                for i in range(0, len(words), self.window)]
 
 
 class TableSimilarity:
