@@ -26,7 +26,7 @@ def test_the_installed_cli_is_the_pinned_version(name: str) -> None:
 
 def test_copilot_answers_from_the_mock_without_a_login(tmp_path: Path, isolated_env: Path,
                                                        mock: MockModels) -> None:
-    env = {"PATH": os.environ["PATH"], "HOME": str(isolated_env), "COPILOT_OFFLINE": "true",
+    env = {"PATH": os.environ["PATH"], "HOME": str(isolated_env), "TMPDIR": str(tmp_path), "COPILOT_OFFLINE": "true",
            "COPILOT_PROVIDER_TYPE": "anthropic", "COPILOT_PROVIDER_BASE_URL": mock.url,
            "COPILOT_PROVIDER_API_KEY": "test", "COPILOT_MODEL": "claude-sonnet-4"}
     done = subprocess.run([str(agent_cli("copilot")), "-p", "Say hello, mike-marker.", "--allow-all-tools"],

@@ -318,8 +318,10 @@ def test_a_full_disk_while_indexing_keeps_the_memory_and_the_indexes(
 def _namespace_tmpfs_works() -> bool:
     if not shutil.which("unshare"):
         return False
+    # The mount point is removed again: the mount ends with the namespace, the folder would not.
     probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
-                            "d=$(mktemp -d) && mount -t tmpfs -o size=1m tmpfs $d"],
+                            'd=$(mktemp -d) || exit 1; mount -t tmpfs -o size=1m tmpfs "$d"; ok=$?; '
+                            'umount "$d" 2>/dev/null; rmdir "$d"; exit $ok'],
                            capture_output=True, timeout=30)
     return probe.returncode == 0
 
