@@ -40,7 +40,10 @@ def agent_env(agent: str, mock: MockModels, home: Path) -> dict[str, str]:
     if agent == "claude-code":
         return {"ANTHROPIC_BASE_URL": mock.url, "ANTHROPIC_API_KEY": "test", "DISABLE_TELEMETRY": "1",
                 "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                # The first turn waits for the MCP servers: by default they connect beside it, and on a busy
+                # machine the model's first call of a memvault tool could come before the tool is there.
+                "MCP_CONNECTION_NONBLOCKING": "0"}
     if agent == "codex":
         return {"CODEX_HOME": str(home / ".codex"), "MOCK_API_KEY": "test"}
     if agent == "gemini":
