@@ -3,7 +3,7 @@
 
 Each question's haystack is imported into a vault of its own, the way a user's chat export looks
 (every turn a record, both roles, each session its own chat log named by its place, never its id:
-:func:`benchmarks.floor_longmemeval.records_of`), through :meth:`Vault.import_jsonl`, what
+:func:`benchmarks.haystacks.session_records`), through :meth:`Vault.import_jsonl`, what
 ``memvault import`` calls, with the indexes left alone (no sync: the question is what the files
 keep).  It counts the lines refused, and the records kept with ``⟨U+XXXX⟩`` escapes (with the
 code points escaped).
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.floor_longmemeval import DEFAULT_DATA, records_of
+from benchmarks.haystacks import DEFAULT_DATA, session_records, sessions_of
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 
@@ -46,11 +46,12 @@ def main() -> None:
     examples: list[str] = []
     started = time.perf_counter()
     for item in data:
-        records, _gold = records_of(item)
+        sessions, _evidence = sessions_of(item)
+        records = [line for turns in sessions for line in session_records(turns)]
         with tempfile.TemporaryDirectory(prefix="lme-import-") as folder:
             root = Path(folder) / "vault"
             create_vault(root, git=False)
-            result = Vault(root).import_jsonl([json.dumps(r, ensure_ascii=False) for r in records], "haystack")
+            result = Vault(root).import_jsonl(records, "haystack")
         lines += len(records)
         refused += len(result.errors)
         examples += [f"{item['question_id']}: {e.one_line()}" for e in result.errors[:2]]
