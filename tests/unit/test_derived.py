@@ -64,3 +64,49 @@ def test_a_passage_that_fits_is_kept_as_it_is() -> None:
     assert windows("Short. Two sentences.", fake) == ["Short. Two sentences."]
     assert passages("Short. Two sentences.\n\nAnother paragraph.", fake) == ["Short. Two sentences.",
                                                                               "Another paragraph."]
+
+
+class _ReadCounter(HashEmbedder):
+    """The fake model, counting the characters it is asked to cut."""
+
+    def __init__(self, window: int) -> None:
+        super().__init__(window=window)
+        self.read = 0
+
+    def chunks(self, text: str) -> list[str]:
+        self.read += len(text)
+        return super().chunks(text)
+
+
+def _windows_reading_everything(piece: str, embedder: HashEmbedder) -> list[str]:
+    """The windows as cut when the model was asked about the whole rest of the piece each time."""
+
+    class Whole(HashEmbedder):
+        def chunks(self, text: str) -> list[str]:
+            return HashEmbedder.chunks(embedder, text)
+
+    from vault_engine.index import derived
+    saved = derived._PROBE_CHARS
+    derived._PROBE_CHARS = 10 * len(piece) + 1
+    try:
+        return windows(piece, Whole(window=embedder.window))
+    finally:
+        derived._PROBE_CHARS = saved
+
+
+def test_a_long_body_is_cut_as_if_the_model_read_it_whole() -> None:
+    words = [f"w{i}{'x' * (i % 13)}" for i in range(4000)]
+    sentences = [" ".join(words[i : i + 7 + i % 5]) + "." for i in range(0, len(words), 9)]
+    piece = " ".join(sentences)
+    fake = HashEmbedder(window=40)
+    assert windows(piece, fake) == _windows_reading_everything(piece, fake)
+
+
+def test_cutting_a_body_reads_it_in_proportion_to_its_length() -> None:
+    """A 2 MB paragraph (a pasted log) once kept sync busy for tens of minutes: each window asked the model
+    to cut the whole rest of the body."""
+    piece = " ".join(f"word{i % 97}" for i in range(400_000))
+    counter = _ReadCounter(window=64)
+    pieces = windows(piece, counter)
+    assert " ".join(pieces).split() == piece.split()
+    assert counter.read < 20 * len(piece)

@@ -3,6 +3,7 @@ full-text document."""
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -33,6 +34,7 @@ PART_BREAK = "\x1f"  # between a composed lane's parts (a unit separator: never 
 SPAN_LANES = frozenset({"sentence"})
 SPAN_MARK = "\x1e"  # between a span lane's host text and its ranges (a record separator: never in a text)
 GIST_CHARS = 1000  # about 250 tokens of English: one passage of the model's window
+_PROBE_CHARS = 4096  # the first prefix the model is asked to cut: a 512-token window of prose is ~2,500 characters
 
 
 def embedding_texts(memory: Memory, embedder: Embedder,
@@ -146,7 +148,7 @@ def windows(piece: str, embedder: Embedder) -> list[str]:
     begin = 0
     while begin < len(piece):
         rest = piece[begin:]
-        head = embedder.chunks(rest)[0]
+        head = _first_window(rest, embedder)
         if len(head) >= len(rest.rstrip()):
             out.append(rest.strip())
             break
@@ -156,7 +158,8 @@ def windows(piece: str, embedder: Embedder) -> list[str]:
             break
         while end < len(piece) and piece[end].isspace():  # a sentence starting right after it fits
             end += 1
-        cut = max((at for at in starts if begin < at <= end), default=None)
+        at = bisect.bisect_right(starts, end) - 1
+        cut = starts[at] if at >= 0 and starts[at] > begin else None
         if cut is None:
             space = max(piece.rfind(" ", begin, end + 1), piece.rfind("\n", begin, end + 1))
             cut = space if space > begin else end
@@ -165,6 +168,19 @@ def windows(piece: str, embedder: Embedder) -> list[str]:
         while begin < len(piece) and piece[begin].isspace():
             begin += 1
     return [window for window in out if window]
+
+
+def _first_window(text: str, embedder: Embedder) -> str:
+    """The model's first window of ``text``, reading no more of it than that window needs: the
+    model is asked about a prefix that doubles until the window ends inside it, so cutting a long
+    body costs time in proportion to its length, not to its length squared."""
+    probe = _PROBE_CHARS
+    while True:
+        prefix = text[:probe]
+        head = embedder.chunks(prefix)[0]
+        if probe >= len(text) or len(head) <= max(prefix.rfind(" "), prefix.rfind("\n")):
+            return head  # it ends before the prefix's last word, which the prefix may have cut
+        probe *= 2
 
 
 def embedded_parts(lane: str, text: str) -> list[str]:
