@@ -41,7 +41,7 @@ from ..index.filling import built_share
 from ..index.fulltext import FullTextIndex, query_terms
 from ..index.vectors import VectorStore
 from ..index.vocabulary import Vocabulary
-from . import feedback, lanes, relevance, rerank, threads
+from . import feedback, lanes, relevance, rerank, subjects, threads
 from .collapse import collapse, cut
 from .filters import Columns, Filter
 from .fusion import Fused, boost, fuse, fusion_input, prune
@@ -62,6 +62,19 @@ def vectors_building(pending: int, indexed: int) -> str:
     plural = "memory waits" if pending == 1 else "memories wait"
     return (f"vectors {share}% built ({pending} {plural} for theirs: found by their words only, "
             "until `memvault sync`, `watch`, `serve` or `mcp` has embedded them)")
+
+
+def _meaning(found: lanes.Lanes) -> dict[str, float]:
+    """Each candidate's closest cosine with the vector query, over the vector lanes (not the
+    feedback lane's: that one is with the moved query)."""
+    out: dict[str, float] = {}
+    for lane, sims in found.similarity.items():
+        if lane == "feedback":
+            continue
+        for i, v in sims.items():
+            if v > out.get(i, -1.0):
+                out[i] = v
+    return out
 
 
 class Searcher:
@@ -98,6 +111,7 @@ class Searcher:
         self._around: dict[str, tuple[str | None, str | None]] | None = None
         self._common_tags: frozenset[str] | None = None
         self._subjects: dict[str, str] | None = None
+        self._inferred: subjects.Inferred | None = None
 
     def close(self) -> None:
         self.vectors.close()
@@ -149,6 +163,7 @@ class Searcher:
         self._around = None
         self._common_tags = None
         self._subjects = None
+        self._inferred = None
 
     def standing(self, project: str | None) -> list[CatalogRow]:
         """The catalog's standing rows of a scope (see :meth:`Catalog.standing`), cached."""
@@ -194,15 +209,33 @@ class Searcher:
         """The stemmed words of the tags people gave the vault's memories (see
         :class:`relevance.QueryWords`), each with the tag it comes from, cached."""
         if self._subjects is None:
-            self._subjects = {stem: tag for tag in sorted(self.catalog.given_tags(), reverse=True)
+            named = {*self.catalog.given_tags(), *self._inferred_subjects().written.values()}
+            self._subjects = {stem: tag for tag in sorted(named, reverse=True)
                               for stem in rerank.stems(tag)}  # the first tag in order wins a shared stem
         return self._subjects
+
+    def _inferred_subjects(self) -> subjects.Inferred:
+        """The subjects the untagged memories lead with (see :mod:`subjects`), cached."""
+        if self._inferred is None:
+            total, titles = self.catalog.untagged_titles()
+            self._inferred = subjects.Inferred.of(titles, total, self.settings.drop_tag_share)
+        return self._inferred
+
+    def _subjects_of(self, row: CatalogRow) -> tuple[str, ...]:
+        """The subjects of a memory: the tags a person or an importer gave it (an inferred
+        memory's tags are the engine's choice, and name none), else, untagged, the one its title
+        leads with."""
+        if row.tags:
+            return () if row.authority == "inferred" else row.tags
+        found = self._inferred_subjects().subject_of(row.title)
+        return (found,) if found else ()
 
     def _tags_many_carry(self) -> frozenset[str]:
         """The tags at least ``drop_tag_share`` of the memories carry, cached."""
         if self._common_tags is None:
-            self._common_tags = frozenset(tag for tag, share in self.catalog.tag_shares().items()
-                                          if share >= self.settings.drop_tag_share)
+            self._common_tags = frozenset(
+                {*(tag for tag, share in self.catalog.tag_shares().items() if share >= self.settings.drop_tag_share),
+                 *self._inferred_subjects().shares})
         return self._common_tags
 
     def _carried(self, terms: frozenset[str], ids: list[str]) -> dict[str, frozenset[str]]:
@@ -379,7 +412,8 @@ class Searcher:
                 query, scored, rows, s, now, around=self._thread_links() if s.rerank_thread else {},
                 joinable=lambda ids: {i: row for i, row in self.rows(ids).items()
                                       if row.status == "active" and flt.admits(row)},
-                carried=self._carried, elsewhere=elsewhere)
+                carried=self._carried, elsewhere=elsewhere, subjects_of=self._subjects_of,
+                meaning=_meaning(found), names=found.dropped)
         # Building a full hit (reasons, snippet) is done for the shortlist only.
         hits = [make_hit(f, rows[f.id], s, positions, found, now, reranked.get(f.id), score)
                 for score, f in scored[:shortlist_size]]
