@@ -271,7 +271,9 @@ def test_an_untagged_note_is_about_the_name_its_title_leads_with(make_vault: Cal
     for key, text in (("mine", "Caroline: I went camping in the mountains with friends last week."),
                       ("theirs", "Melanie: We went camping at the lake and roasted marshmallows."),
                       ("c2", "Caroline: The support group was so inspiring."),
-                      ("m2", "Melanie: The kids loved the pottery class.")):
+                      ("c3", "Caroline: I am reading a book about adoption."),
+                      ("m2", "Melanie: The kids loved the pottery class."),
+                      ("m3", "Melanie: I ran a charity race for mental health.")):
         made[key] = vault.add(NewMemory(text, title=text[:60])).id
     query = "Where did Caroline go camping?"
     hits = {h.id: h for h in vault.search(SearchRequest(query, weak=True)).hits}

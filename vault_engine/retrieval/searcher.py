@@ -205,14 +205,18 @@ class Searcher:
             self._around = around
         return self._around
 
-    def _subjects_by_stem(self) -> dict[str, str]:
-        """The stemmed words of the tags people gave the vault's memories (see
-        :class:`relevance.QueryWords`), each with the tag it comes from, cached."""
+    def _subjects_by_stem(self, query: str) -> dict[str, str]:
+        """The stemmed words of the vault's subjects (see :class:`relevance.QueryWords`), each with
+        the tag or name it comes from: the tags people gave its memories (cached) and the names its
+        untagged memories lead with that ``query`` writes as names (:mod:`subjects`)."""
         if self._subjects is None:
-            named = {*self.catalog.given_tags(), *self._inferred_subjects().written.values()}
-            self._subjects = {stem: tag for tag in sorted(named, reverse=True)
+            self._subjects = {stem: tag for tag in sorted(self.catalog.given_tags(), reverse=True)
                               for stem in rerank.stems(tag)}  # the first tag in order wins a shared stem
-        return self._subjects
+        named = self._inferred_subjects().named_by(query).written.values()
+        if not named:
+            return self._subjects
+        inferred = {stem: name for name in sorted(named, reverse=True) for stem in rerank.stems(name)}
+        return {**inferred, **self._subjects}
 
     def _inferred_subjects(self) -> subjects.Inferred:
         """The subjects the untagged memories lead with (see :mod:`subjects`), cached."""
@@ -221,17 +225,18 @@ class Searcher:
             self._inferred = subjects.Inferred.of(titles, total, self.settings.drop_tag_share)
         return self._inferred
 
-    def _subjects_of(self, row: CatalogRow) -> tuple[str, ...]:
+    def _subjects_of(self, row: CatalogRow, inferred: subjects.Inferred) -> tuple[str, ...]:
         """The subjects of a memory: the tags a person or an importer gave it (an inferred
         memory's tags are the engine's choice, and name none), else, untagged, the one its title
-        leads with."""
+        leads with among ``inferred`` (those the query writes as names)."""
         if row.tags:
             return () if row.authority == "inferred" else row.tags
-        found = self._inferred_subjects().subject_of(row.title)
+        found = inferred.subject_of(row.title)
         return (found,) if found else ()
 
     def _tags_many_carry(self) -> frozenset[str]:
-        """The tags at least ``drop_tag_share`` of the memories carry, cached."""
+        """The tags at least ``drop_tag_share`` of the memories carry, and the names that many
+        lead with untagged (:mod:`subjects`), case folded, cached."""
         if self._common_tags is None:
             self._common_tags = frozenset(
                 {*(tag for tag, share in self.catalog.tag_shares().items() if share >= self.settings.drop_tag_share),
@@ -326,7 +331,7 @@ class Searcher:
             return best
         stems = relevance.content_stems(query)
         specific = relevance.Specifics.of(query)
-        subjects = self._subjects_by_stem()
+        subjects = self._subjects_by_stem(query)
         words = relevance.QueryWords.of(query, subjects.keys())
         carriers = self.fulltext.carriers(sorted({*stems, *specific.words}), [h.id for h in hits],
                                           relevance.EVIDENCE_FIELDS)
@@ -401,6 +406,7 @@ class Searcher:
         reranked: dict[str, dict[str, float]] = {}
         if reranking and len(scored) > 1:
             cut_off = {f.id: f for f in every[len(fused):]}
+            named = self._inferred_subjects().named_by(query)
 
             def elsewhere(ids: set[str]) -> dict[str, float]:
                 """The boosted scores of those of ``ids`` that are candidates left out above."""
@@ -412,7 +418,8 @@ class Searcher:
                 query, scored, rows, s, now, around=self._thread_links() if s.rerank_thread else {},
                 joinable=lambda ids: {i: row for i, row in self.rows(ids).items()
                                       if row.status == "active" and flt.admits(row)},
-                carried=self._carried, elsewhere=elsewhere, subjects_of=self._subjects_of,
+                carried=self._carried, elsewhere=elsewhere,
+                subjects_of=lambda row: self._subjects_of(row, named),
                 meaning=_meaning(found), names=found.dropped)
         # Building a full hit (reasons, snippet) is done for the shortlist only.
         hits = [make_hit(f, rows[f.id], s, positions, found, now, reranked.get(f.id), score)
