@@ -20,7 +20,8 @@ the top ``rerank_depth`` candidates' catalog row and multiplies the score by
   power ``rerank_tag_gate``, so the named person's memories about something else do not
   push out what someone else said about the topic ("What did Caroline realize after her
   charity race?" when it was Melanie who ran it: LoCoMo's adversarial questions).  For the
-  same reason the names left out of the vector query are left out of ``terms`` too;
+  same reason the names left out of the vector query that name one of the vault's subjects (which
+  this feature weighs) are left out of ``terms`` too;
 - ``time``: how close the memory's ``occurred_at`` lies to a date the query
   names ("in May 2023", "last summer"; see :mod:`temporal`), 1 inside the span,
   fading to 0 at ``time_slack_days`` outside it;

@@ -234,6 +234,15 @@ class Searcher:
         found = inferred.subject_of(row.title)
         return (found,) if found else ()
 
+    def _weighed_names(self, query: str, names: tuple[str, ...]) -> tuple[str, ...]:
+        """Those of the ``names`` left out of the vector query that the tag feature weighs: the
+        vault's subjects (an episode's tags, the compacter's, are none, and its names stay words
+        to cover)."""
+        if not names:
+            return names
+        known = {subject.casefold() for subject in self._subjects_by_stem(query).values()}
+        return tuple(name for name in names if name.casefold() in known)
+
     def _tags_many_carry(self) -> frozenset[str]:
         """The tags at least ``drop_tag_share`` of the memories carry, and the names that many
         lead with untagged (:mod:`subjects`), case folded, cached."""
@@ -420,7 +429,7 @@ class Searcher:
                                       if row.status == "active" and flt.admits(row)},
                 carried=self._carried, elsewhere=elsewhere,
                 subjects_of=lambda row: self._subjects_of(row, named),
-                meaning=_meaning(found), names=found.dropped)
+                meaning=_meaning(found), names=self._weighed_names(query, found.dropped))
         # Building a full hit (reasons, snippet) is done for the shortlist only.
         hits = [make_hit(f, rows[f.id], s, positions, found, now, reranked.get(f.id), score)
                 for score, f in scored[:shortlist_size]]
