@@ -8,7 +8,9 @@ different people would feed the vault; none of them has a field a person would n
 - ``chat``: a chat log as an importer writes it: ``title``, ``body`` = ``[date] Speaker: text``,
   ``source: conversation:<id>#<turn>`` (so the engine sees each turn between its neighbours),
   ``occurred_at``, the speaker as a tag.  No summary.
-- ``facts``: the same turns as plain facts: no thread source, no summary.
+- ``facts``: the same turns as plain facts: no thread source, no summary, no tag (what most
+  people import: a note says who it is about in its text, not in a tag).
+- ``facts-tagged``: the plain facts with the speaker as a tag (comparison only).
 - ``curated``: the chat log with ``summary`` filled in with the whole turn, as a person curating
   each record would (labelled: users do not write this).
 - ``body``: (comparison only) plain turns with the neighbours pasted into the body.
@@ -37,7 +39,9 @@ from vault_engine.vault import Vault
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-FORMATS = ("chat", "facts", "episodes", "curated", "body", "chat-maintained")
+ADVERSARIAL = 5  # scored apart: its own row, never in the averages of CATEGORIES
+ALL_CATEGORIES = {**CATEGORIES, ADVERSARIAL: "adversarial"}
+FORMATS = ("chat", "facts", "facts-tagged", "episodes", "curated", "body", "chat-maintained")
 _DIA = re.compile(r"D(\d+):(\d+)")
 
 
@@ -134,8 +138,9 @@ def memory_records(turns: list[Turn], fmt: str,
             "id": memory_id,
             "title": f"{turn.speaker}: {turn.text[:70]}",
             "body": body,
-            "tags": [turn.speaker],  # who said it, as a chat importer records it
         }
+        if fmt != "facts":
+            record["tags"] = [turn.speaker]  # who said it, as a chat importer records it
         if fmt in ("chat", "curated", "chat-maintained"):
             record["source"] = f"conversation:{conversation}#{turn.dia_id}"
         if fmt == "curated":

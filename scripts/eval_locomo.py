@@ -4,7 +4,10 @@
 Each dialog turn of a conversation becomes one memory in that conversation's
 own vault (imported through ``Vault.import_jsonl``, the core of ``memvault
 import``, and indexed by the real sync engine with the real model); each
-question (categories 1-4) is a search.  It prints the table for BM25 alone,
+question (categories 1-4) is a search.  The adversarial questions (category 5: they ask about
+something the conversation attributes to the other person, or never says) are scored apart, as
+their own row: R@10 of their evidence turn (the turn that says what was really said), never
+mixed into the averages of categories 1-4.  It prints the table for BM25 alone,
 vectors alone and the hybrid, overall and per category, for each record format.
 
 The formats are what different people would feed the vault; none of them has a
@@ -13,7 +16,9 @@ field a person would not write:
 - ``chat``: a chat log as an importer writes it: ``title``, ``body`` = ``[date]
   Speaker: text``, ``source: conversation:<id>#<turn>`` (so the engine sees each
   turn between its neighbours), ``occurred_at``, the speaker as a tag.  No summary.
-- ``facts``: the same turns as plain facts: no thread source, no summary.
+- ``facts``: the same turns as plain facts: no thread source, no summary, no tag (what most
+  people import: a note says who it is about in its text, not in a tag).
+- ``facts-tagged``: the plain facts with the speaker as a tag (comparison only).
 - ``curated``: the chat log with ``summary`` filled in with the whole turn, as a
   person curating each record would (labelled: users do not write this).
 - ``body``: (comparison only) plain turns with the neighbours pasted into the body.
@@ -57,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.locomo import (  # the data, the records and the vaults, shared with the scripts built on this one
+    ALL_CATEGORIES,
     CATEGORIES,
     DEFAULT_DATA,
     FORMATS,
@@ -105,8 +111,8 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
     landed: dict[str, dict[int, dict[str, int]]] = {name: defaultdict(lambda: defaultdict(int)) for name in setups}
     timings: dict[str, list[float]] = defaultdict(list)
     index_seconds: list[float] = []
-    # setup -> conversation -> (R@10, multi-hop?) per question: the leave-one-conversation-out folds
-    folds: dict[str, dict[str, list[tuple[float, float]]]] = {name: defaultdict(list) for name in setups}
+    # setup -> conversation -> (category, R@10) per question: the leave-one-conversation-out folds
+    folds: dict[str, dict[str, list[tuple[int, float]]]] = {name: defaultdict(list) for name in setups}
     for sample in data:
         conversation = str(sample.get("sample_id", "x"))
         turns = turns_of(sample)
@@ -127,7 +133,7 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
                 searcher = Searcher(root, dataclasses.replace(base, retrieval=retrieval), vault.embedder())
                 for qa in sample["qa"]:
                     category = int(qa.get("category", 0))
-                    if category not in CATEGORIES:
+                    if category not in ALL_CATEGORIES:
                         continue
                     gold = set(clean_evidence(list(qa.get("evidence") or []), known))
                     if not gold:
@@ -140,7 +146,7 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
                     r10 = len(gold & set(ranked[:10])) / len(gold)
                     first = next((n for n, d in enumerate(ranked[:10], 1) if d in gold), None)
                     results[name][category].append((1, r5, r10, 1.0 / first if first else 0.0))
-                    folds[name][conversation].append((r10, 1.0 if category == 1 else 0.0))
+                    folds[name][conversation].append((category, r10))
                     deep = list(ranked)
                     if analyse:
                         deep_hits = searcher.search(SearchRequest(str(qa["question"]), limit=DEPTH)).hits
@@ -152,7 +158,7 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
                         texts = {t.dia_id: f"{t.speaker}: {t.text}" for t in turns}
                         dump.append({
                             "format": fmt, "setup": name, "conversation": sample.get("sample_id"),
-                            "category": CATEGORIES[category],
+                            "category": ALL_CATEGORIES[category],
                             "question": qa["question"], "answer": qa.get("answer"),
                             "gold": {g: {"rank": r, "text": texts[g]} for g, r in gold_ranks.items()},
                             "r5": r5, "r10": r10,
@@ -166,7 +172,7 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
                 for qa in sample["qa"]:
                     category = int(qa.get("category", 0))
                     gold = set(clean_evidence(list(qa.get("evidence") or []), known))
-                    if category not in CATEGORIES or not gold:
+                    if category not in ALL_CATEGORIES or not gold:
                         continue
                     started = time.perf_counter()
                     answer = service.search(ServiceSearch.parse({"query": str(qa["question"]), "limit": 10}))
@@ -176,24 +182,21 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
                     r10 = len(gold & set(ranked[:10])) / len(gold)
                     first = next((n for n, d in enumerate(ranked[:10], 1) if d in gold), None)
                     results[SERVICE][category].append((1, r5, r10, 1.0 / first if first else 0.0))
-                    folds[SERVICE][conversation].append((r10, 1.0 if category == 1 else 0.0))
+                    folds[SERVICE][conversation].append((category, r10))
                 service.close()
         if verbose and index_seconds:
             print(f"  {sample.get('sample_id', '?')}: {size} memories indexed in {index_seconds[-1]:.1f} s",
                   file=sys.stderr)
     summary: dict[str, dict[str, Any]] = {}
     for name, by_category in results.items():
-        rows = [r for values in by_category.values() for r in values]
+        rows = [r for c, values in by_category.items() if c in CATEGORIES for r in values]
         summary[name] = {
             "overall": _scores(rows),
-            **{CATEGORIES[c]: _scores(by_category[c]) for c in sorted(by_category)},
+            **{ALL_CATEGORIES[c]: _scores(by_category[c]) for c in sorted(by_category)},
             "query_ms_p50": statistics.median(timings[name]) * 1000 if timings[name] else 0.0,
         }
-    summary["_folds"] = {name: {c: {"r10": sum(r for r, _m in rows) / len(rows),
-                                    "multi-hop": (sum(r for r, m in rows if m) / max(1, sum(m for _r, m in rows))),
-                                    "n": len(rows), "n_multi_hop": int(sum(m for _r, m in rows))}
-                                for c, rows in sorted(by.items())} for name, by in folds.items()}
-    summary["_landed"] = {name: {CATEGORIES[c]: dict(b) for c, b in sorted(by.items())}
+    summary["_folds"] = {name: {c: _fold(rows) for c, rows in sorted(by.items())} for name, by in folds.items()}
+    summary["_landed"] = {name: {ALL_CATEGORIES[c]: dict(b) for c, b in sorted(by.items())}
                           for name, by in landed.items()}
     summary["_meta"] = {
         "index_seconds_per_conversation": statistics.median(index_seconds) if index_seconds else None,
@@ -201,6 +204,16 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
         "analysed": analyse,
     }
     return summary
+
+
+def _fold(rows: list[tuple[int, float]]) -> dict[str, float]:
+    """One conversation's R@10 (categories 1-4), each category's and the adversarial one, with counts."""
+    out: dict[str, float] = {}
+    for key, wanted in (("r10", set(CATEGORIES)), *((name, {c}) for c, name in ALL_CATEGORIES.items())):
+        values = [r for c, r in rows if c in wanted]
+        count = "n" if key == "r10" else f"n_{key}"
+        out[key], out[count] = (sum(values) / len(values) if values else 0.0), len(values)
+    return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,20 +247,22 @@ def _scores(rows: list[tuple[int, float, float, float]]) -> dict[str, float]:
 
 
 def print_table(summary: dict[str, dict[str, Any]]) -> None:
-    print("| system | R@5 | R@10 | MRR | " + " | ".join(f"{c} R@10" for c in CATEGORIES.values()) + " | query ms p50 |")
-    print("|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|")
+    print("| system | R@5 | R@10 | MRR | " + " | ".join(f"{c} R@10" for c in CATEGORIES.values())
+          + " | adversarial R@10 (apart) | query ms p50 |")
+    print("|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|---|")
     for name, scores in summary.items():
         if name.startswith("_"):
             continue
         overall = scores["overall"]
-        cells = [f"{scores.get(c, {}).get('r10', 0.0):.3f}" for c in CATEGORIES.values()]
+        cells = [f"{scores.get(c, {}).get('r10', 0.0):.3f}" for c in ALL_CATEGORIES.values()]
         print(f"| {name} | {overall['r5']:.3f} | {overall['r10']:.3f} | {overall['mrr']:.3f} | "
               + " | ".join(cells) + f" | {scores['query_ms_p50']:.1f} |")
     meta = summary["_meta"]
     n = next(iter(v for k, v in summary.items() if not k.startswith("_")))["overall"]["n"]
     seconds = meta["index_seconds_per_conversation"]
     indexing = f"indexing {seconds:.1f} s per conversation (median, import + sync)" if seconds else "cached vaults"
-    print(f"\n{n} questions (categories 1-4 with evidence); format={meta['format']}; {indexing}")
+    print(f"\n{n} questions (categories 1-4 with evidence; the adversarial ones apart); format={meta['format']}; "
+          f"{indexing}")
 
 
 def print_folds(summary: dict[str, dict[str, Any]], baseline: str = "hybrid (defaults)") -> None:
@@ -257,12 +272,13 @@ def print_folds(summary: dict[str, dict[str, Any]], baseline: str = "hybrid (def
     if baseline not in folds or len(folds) < 2:
         return
     conversations = list(folds[baseline])
-    print(f"\nPer conversation (R@10 / multi-hop R@10; folds better than {baseline}):")
+    print(f"\nPer conversation (R@10 / multi-hop / open-domain / adversarial R@10; folds better than {baseline}):")
     print("| system | " + " | ".join(conversations) + " | better on |")
     print("|---|" + "---|" * len(conversations) + "---|")
     for name, by in folds.items():
         better = sum(1 for c in conversations if by[c]["r10"] > folds[baseline][c]["r10"] + 1e-9)
-        cells = [f"{by[c]['r10']:.3f} / {by[c]['multi-hop']:.3f}" for c in conversations]
+        cells = [" / ".join(f"{by[c][k]:.3f}" for k in ("r10", "multi-hop", "open-domain", "adversarial"))
+                 for c in conversations]
         mark = "-" if name == baseline else f"{better} of {len(conversations)}"
         print(f"| {name} | " + " | ".join(cells) + f" | {mark} |")
 
@@ -295,9 +311,9 @@ def print_choice(summary: dict[str, dict[str, Any]], baseline: str = "hybrid (de
         total = sum(folds[baseline][c][weight] for c in conversations)
         return sum(folds[pick(c)][c][key] * folds[pick(c)][c][weight] for c in conversations) / total
 
-    print(f"| all | | {held_out('r10', 'n', chosen.get):.3f} / {held_out('multi-hop', 'n_multi_hop', chosen.get):.3f} "
+    print(f"| all | | {held_out('r10', 'n', chosen.get):.3f} / {held_out('multi-hop', 'n_multi-hop', chosen.get):.3f} "
           f"| {held_out('r10', 'n', lambda c: baseline):.3f} / "
-          f"{held_out('multi-hop', 'n_multi_hop', lambda c: baseline):.3f} |")
+          f"{held_out('multi-hop', 'n_multi-hop', lambda c: baseline):.3f} |")
 
 
 def print_landing(summary: dict[str, dict[str, Any]]) -> None:
@@ -389,8 +405,8 @@ def print_formats(results: dict[str, dict[str, dict[str, Any]]]) -> None:
     """The user's search (through the service) across the formats, side by side."""
     print(f"\n### {SERVICE}, by record format\n")
     print("| format | R@5 | R@10 | MRR | " + " | ".join(f"{c} R@10" for c in CATEGORIES.values())
-          + " | indexing s per conversation |")
-    print("|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|")
+          + " | adversarial R@10 (apart) | indexing s per conversation |")
+    print("|---|---|---|---|" + "---|" * len(CATEGORIES) + "---|---|")
     for fmt, summary in results.items():
         if EPISODES in summary:
             print(_episodes_row(summary[EPISODES]))
@@ -398,7 +414,7 @@ def print_formats(results: dict[str, dict[str, dict[str, Any]]]) -> None:
         name = SERVICE
         scores, seconds = summary[name], summary["_meta"]["index_seconds_per_conversation"]
         label = f"{fmt} (summaries filled in by hand)" if fmt == "curated" else fmt
-        cells = [f"{scores.get(c, {}).get('r10', 0.0):.3f}" for c in CATEGORIES.values()]
+        cells = [f"{scores.get(c, {}).get('r10', 0.0):.3f}" for c in ALL_CATEGORIES.values()]
         indexing = f"{seconds:.1f}" if seconds else "cached"
         print(f"| {label} | {scores['overall']['r5']:.3f} | {scores['overall']['r10']:.3f} | "
               f"{scores['overall']['mrr']:.3f} | " + " | ".join(cells) + f" | {indexing} |")
@@ -407,7 +423,7 @@ def print_formats(results: dict[str, dict[str, dict[str, Any]]]) -> None:
 def _episodes_row(result: dict[str, Any]) -> str:
     """The episodes format in the formats table: R@5 is its figure (top 5 episodes), no R@10."""
     overall, categories = result["overall"], result["categories"]
-    cells = [f"{categories[c]['r5']:.3f} (R@5)" if c in categories else "" for c in CATEGORIES.values()]
+    cells = [f"{categories[c]['r5']:.3f} (R@5)" if c in categories else "" for c in CATEGORIES.values()] + [""]
     convs = result["conversations"].values()
     seconds = [c["ingest_seconds"] + c["sync_seconds"] for c in convs if not c["cached"]]
     indexing = f"{statistics.median(seconds):.1f}" if seconds else "cached"

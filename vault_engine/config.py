@@ -105,6 +105,7 @@ class RetrievalSettings:
     rerank_time: float = 1.0
     rerank_thread: float = 1.0
     rerank_unanimous: bool = True  # word coverage does not overturn a unanimous lane order
+    rerank_tag_gate: float = 1.0  # a named tag lifts a memory by its meaning's share of the closest one's (see rerank)
     time_slack_days: int = 14
     fts_context: float = 1.0
     fts_when: float = 1.0
@@ -351,8 +352,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
 BOUNDS: dict[str, tuple[float | None, float | None]] = {
     **{f"retrieval.{name}": (0.0, None) for name in (
         "rrf_k", "weight_fts", "weight_vector", "weight_expansion", "fts_context", "fts_when", "rerank_depth",
-        "rerank_terms", "rerank_tags", "rerank_time", "rerank_thread", "time_slack_days", "expansion_per_word",
-        "weight_feedback", "feedback_docs")},
+        "rerank_terms", "rerank_tags", "rerank_time", "rerank_thread", "rerank_tag_gate", "time_slack_days",
+        "expansion_per_word", "weight_feedback", "feedback_docs")},
     "retrieval.drop_tag_share": (0.0, 1.0),
     "retrieval.limit": (1, None),
     "retrieval.candidates": (1, None),

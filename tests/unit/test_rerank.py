@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from vault_engine.retrieval import rerank
 from vault_engine.retrieval.rerank import Candidate, QueryProfile
 
@@ -99,3 +101,30 @@ def test_other_features_may_still_lift_a_memory_over_the_lanes_unanimous_best() 
     best = Candidate("a", 1.0, frozenset({"commit"}), (), None, 0.0, {"fts": 1, "vector": 1})
     named = Candidate("b", 0.95, frozenset({"check", "chang"}), ("caroline",), None, 0.0, {"fts": 2, "vector": 2})
     assert ranked([best, named], query="how does Caroline check changes before committing") == ["b", "a"]
+
+
+def test_a_named_tag_lifts_a_memory_by_how_close_it_is_to_the_topic() -> None:
+    """A name is no topic: the named person's small talk does not pass what someone else said on
+    the topic ("What did Caroline realize after her charity race?" when Melanie ran it)."""
+    def turn(memory_id: str, score: float, tags: tuple[str, ...], meaning: float) -> Candidate:
+        return Candidate(memory_id, score, frozenset(), tags, None, 0.0, {}, meaning)
+
+    on_topic = turn("race", 0.50, ("melanie",), meaning=0.60)
+    small_talk = turn("chat", 0.30, ("caroline",), meaning=0.15)
+    query = "What did Caroline realize after her charity race?"
+    assert order(query, [on_topic, small_talk], {"tags": 2.0}) == ["chat", "race"]
+    assert order(query, [on_topic, small_talk], {"tags": 2.0, "tag_gate": 1.0}) == ["race", "chat"]
+    # The named person's own turn on the topic keeps the whole lift.
+    own = turn("own", 0.30, ("caroline",), meaning=0.60)
+    ranked = rerank.rerank(QueryProfile.of(query, TODAY), [on_topic, own], {"tags": 2.0, "tag_gate": 1.0})
+    assert [c.id for c, _score, _effects in ranked] == ["own", "race"]
+    assert ranked[0][2]["tags"] == pytest.approx(3.0)
+    assert rerank.on_topic(0.15, 0.60, 1.0) == pytest.approx(0.25)
+    assert rerank.on_topic(0.15, 0.60, 0.0) == 1.0
+    assert rerank.on_topic(0.3, 0.0, 1.0) == 1.0  # no vector lane found anything: nothing to compare
+
+
+def test_the_names_left_out_of_the_vector_query_are_no_words_to_cover() -> None:
+    profile = QueryProfile.of("What did Caroline paint?", TODAY)
+    assert profile.without(["Caroline"]).terms == {"paint"}
+    assert profile.without(["Caroline", "paint"]) == profile  # nothing would be left

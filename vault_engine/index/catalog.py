@@ -328,6 +328,19 @@ class Catalog(IndexDb):
         return frozenset(tags)
 
     @stale_on_error("catalog")
+    def untagged_titles(self) -> tuple[int, list[str]]:
+        """(how many current memories there are, the titles of those without a tag)."""
+        total = 0
+        titles: list[str] = []
+        for title, tags in self._db.execute(
+            "SELECT title, tags FROM memories WHERE status = 'active' AND lifecycle != 'superseded'"
+        ):
+            total += 1
+            if tags == "[]":
+                titles.append(str(title))
+        return total, titles
+
+    @stale_on_error("catalog")
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
 

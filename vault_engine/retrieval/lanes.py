@@ -103,7 +103,8 @@ def vector_query(query: str, settings: RetrievalSettings,
     A name in the query that many memories carry as a tag (a person in a chat log: "what did
     *Caroline* paint?") tells the re-ranker's tag feature whose memories to prefer, but in
     the embedding it only pulls every memory that mentions the name, whatever its topic.
-    Such names are left out of the vector query (never all of its words)."""
+    Such names are left out of the vector query (never all of its words); ``common_tags`` holds
+    the names untagged memories lead with too (:mod:`subjects`)."""
     if not settings.vector_drop_tags:
         return query, ()
     tags = common_tags()

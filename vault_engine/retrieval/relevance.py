@@ -14,8 +14,9 @@ and of ten thousand, and does not change when an unrelated memory is added:
   nothing, so "how should I write tests" could not find "Tests use pytest fixtures".
 
 A word that names one of the vault's subjects (a tag a person or an importer gave: a person in a
-chat log, a project, a topic) weighs the most a word can: it says what the question is about.  An
-inferred memory's tags (the compacter's choice of frequent words) name no subject.
+chat log, a project, a topic), or the name untagged memories lead with (:mod:`subjects`), weighs
+the most a word can: it says what the question is about.  An inferred memory's tags (the
+compacter's choice of frequent words) name no subject.
 
 A hit clears the floors when its evidence reaches ``relevance_floor`` or its meaning alone reaches
 ``meaning_floor`` (a close paraphrase).  A hit that carries the query's *specific* words

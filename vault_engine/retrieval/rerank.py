@@ -13,7 +13,15 @@ the top ``rerank_depth`` candidates' catalog row and multiplies the score by
   standing in the query: "欧阳娜娜的歌"): the tags a person or an importer gave.
   An inferred memory's tags (an episode's: the compacter chose them from the text, offline
   its most frequent words such as "keep" or "photo") are not counted: they say what the
-  text mentions, which ``terms`` reads already, not whom or what it is about;
+  text mentions, which ``terms`` reads already, not whom or what it is about.  A memory
+  with no tag it was given counts the subject its title leads with (:mod:`subjects`).
+  A name is no topic: the feature is scaled by the candidate's closest cosine with the
+  vector query (which leaves the name out) as a share of the closest candidate's, to the
+  power ``rerank_tag_gate``, so the named person's memories about something else do not
+  push out what someone else said about the topic ("What did Caroline realize after her
+  charity race?" when it was Melanie who ran it: LoCoMo's adversarial questions).  For the
+  same reason the names left out of the vector query that name one of the vault's subjects (which
+  this feature weighs) are left out of ``terms`` too;
 - ``time``: how close the memory's ``occurred_at`` lies to a date the query
   names ("in May 2023", "last summer"; see :mod:`temporal`), 1 inside the span,
   fading to 0 at ``time_slack_days`` outside it;
@@ -97,6 +105,12 @@ class QueryProfile:
         return cls(frozenset(stems(" ".join(content))), frozenset(t.casefold() for t in tokens),
                    tuple(temporal.resolve(query, today)), query.casefold())
 
+    def without(self, names: Sequence[str]) -> QueryProfile:
+        """The profile without the content words of ``names`` (the subjects the query names, which
+        the tag feature weighs); unchanged when nothing else would be left."""
+        topic = self.terms - frozenset(stems(" ".join(names)))
+        return QueryProfile(topic, self.names, self.spans, self.folded) if topic else self
+
     def names_tag(self, tag: str) -> bool:
         """Whether the query names ``tag``: one of its words, or (a tag in a script written
         without spaces, "欧阳娜娜" in "欧阳娜娜的歌") a stretch of its text."""
@@ -115,6 +129,7 @@ class Candidate:
     occurred_at: date | datetime | None
     neighbour_score: float  # best fused score among its thread neighbours (0 outside threads)
     ranks: Mapping[str, int] = field(default_factory=dict)  # lane -> its rank there (the lanes that found it)
+    meaning: float = 0.0  # its best cosine with the vector query (0: no vector lane found it)
 
 
 def features(profile: QueryProfile, candidate: Candidate, slack_days: int) -> dict[str, float]:
@@ -147,6 +162,14 @@ def _in_year(span: TimeSpan, year: int) -> TimeSpan:
         return span
 
 
+def on_topic(meaning: float, closest: float, gate: float) -> float:
+    """How much of its tag feature a candidate keeps: its meaning's share of the closest
+    candidate's, to the power ``gate`` (see the module: a name is no topic)."""
+    if closest <= 0:
+        return 1.0
+    return float(min(1.0, max(0.0, meaning) / closest) ** gate)
+
+
 def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapping[str, float],
            slack_days: int = 14, *, unanimous: bool = False) -> list[tuple[Candidate, float, dict[str, float]]]:
     """(candidate, new score, what each feature did), best first; ties keep the input order.
@@ -157,6 +180,8 @@ def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapp
     coverage does not overturn a unanimous lane order (see :func:`hold_unanimous`).
     """
     scored: list[tuple[Candidate, float, dict[str, float]]] = []
+    gate = weights.get("tag_gate", 0.0)
+    closest = max((c.meaning for c in candidates), default=0.0)
     for candidate in candidates:
         effects: dict[str, float] = {}
         score = candidate.score
@@ -165,6 +190,8 @@ def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapp
             effects["thread"] = added
             score += added
         for name, value in features(profile, candidate, slack_days).items():
+            if name == "tags" and gate > 0:
+                value *= on_topic(candidate.meaning, closest, gate)
             factor = 1.0 + weights.get(name, 0.0) * value
             if factor != 1.0:
                 effects[name] = factor
@@ -225,6 +252,9 @@ def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], se
                      now: datetime, *, around: Mapping[str, tuple[str | None, str | None]],
                      joinable: Callable[[set[str]], dict[str, CatalogRow]],
                      carried: Carried, elsewhere: Callable[[set[str]], dict[str, float]],
+                     subjects_of: Callable[[CatalogRow], tuple[str, ...]] | None = None,
+                     meaning: Mapping[str, float] | None = None,
+                     names: Sequence[str] = (),
                      ) -> tuple[Scored, dict[str, dict[str, float]]]:
     """The top ``rerank_depth`` candidates (and the thread neighbours of the best of them)
     re-scored by :func:`rerank`; the rest keep their order below them.  ``rows`` gains the
@@ -254,17 +284,21 @@ def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], se
                 by_id[memory_id] = Fused(memory_id, 0.0, ())
                 head.append((0.0, by_id[memory_id]))
     profile = QueryProfile.of(query, now.date())
+    if names:
+        profile = profile.without(names)
     own = carried(profile.terms, [f.id for _score, f in head]) if profile.terms else {}
     candidates = []
     for score, f in head:
         row = rows[f.id]
         prev_id, next_id = around.get(f.id, (None, None))
         candidates.append(Candidate(
-            f.id, score, own.get(f.id, frozenset()), () if row.authority == "inferred" else row.tags,
+            f.id, score, own.get(f.id, frozenset()),
+            subjects_of(row) if subjects_of else (() if row.authority == "inferred" else row.tags),
             row.occurred_at,
             max(base.get(prev_id, 0.0) if prev_id else 0.0, base.get(next_id, 0.0) if next_id else 0.0),
-            {lane.lane: lane.rank for lane in f.lanes}))
-    weights = {"terms": s.rerank_terms, "tags": s.rerank_tags, "time": s.rerank_time, "thread": s.rerank_thread}
+            {lane.lane: lane.rank for lane in f.lanes}, (meaning or {}).get(f.id, 0.0)))
+    weights = {"terms": s.rerank_terms, "tags": s.rerank_tags, "time": s.rerank_time, "thread": s.rerank_thread,
+               "tag_gate": s.rerank_tag_gate}
     out = [(c, score, effects) for c, score, effects
            in rerank(profile, candidates, weights, s.time_slack_days, unanimous=s.rerank_unanimous) if score > 0]
     floor = out[-1][1] if out else 0.0

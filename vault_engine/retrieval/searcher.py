@@ -41,7 +41,7 @@ from ..index.filling import built_share
 from ..index.fulltext import FullTextIndex, query_terms
 from ..index.vectors import VectorStore
 from ..index.vocabulary import Vocabulary
-from . import feedback, lanes, relevance, rerank, threads
+from . import feedback, lanes, relevance, rerank, subjects, threads
 from .collapse import collapse, cut
 from .filters import Columns, Filter
 from .fusion import Fused, boost, fuse, fusion_input, prune
@@ -62,6 +62,19 @@ def vectors_building(pending: int, indexed: int) -> str:
     plural = "memory waits" if pending == 1 else "memories wait"
     return (f"vectors {share}% built ({pending} {plural} for theirs: found by their words only, "
             "until `memvault sync`, `watch`, `serve` or `mcp` has embedded them)")
+
+
+def _meaning(found: lanes.Lanes) -> dict[str, float]:
+    """Each candidate's closest cosine with the vector query, over the vector lanes (not the
+    feedback lane's: that one is with the moved query)."""
+    out: dict[str, float] = {}
+    for lane, sims in found.similarity.items():
+        if lane == "feedback":
+            continue
+        for i, v in sims.items():
+            if v > out.get(i, -1.0):
+                out[i] = v
+    return out
 
 
 class Searcher:
@@ -98,6 +111,7 @@ class Searcher:
         self._around: dict[str, tuple[str | None, str | None]] | None = None
         self._common_tags: frozenset[str] | None = None
         self._subjects: dict[str, str] | None = None
+        self._inferred: subjects.Inferred | None = None
 
     def close(self) -> None:
         self.vectors.close()
@@ -149,6 +163,7 @@ class Searcher:
         self._around = None
         self._common_tags = None
         self._subjects = None
+        self._inferred = None
 
     def standing(self, project: str | None) -> list[CatalogRow]:
         """The catalog's standing rows of a scope (see :meth:`Catalog.standing`), cached."""
@@ -190,19 +205,51 @@ class Searcher:
             self._around = around
         return self._around
 
-    def _subjects_by_stem(self) -> dict[str, str]:
-        """The stemmed words of the tags people gave the vault's memories (see
-        :class:`relevance.QueryWords`), each with the tag it comes from, cached."""
+    def _subjects_by_stem(self, query: str) -> dict[str, str]:
+        """The stemmed words of the vault's subjects (see :class:`relevance.QueryWords`), each with
+        the tag or name it comes from: the tags people gave its memories (cached) and the names its
+        untagged memories lead with that ``query`` writes as names (:mod:`subjects`)."""
         if self._subjects is None:
             self._subjects = {stem: tag for tag in sorted(self.catalog.given_tags(), reverse=True)
                               for stem in rerank.stems(tag)}  # the first tag in order wins a shared stem
-        return self._subjects
+        named = self._inferred_subjects().named_by(query).written.values()
+        if not named:
+            return self._subjects
+        inferred = {stem: name for name in sorted(named, reverse=True) for stem in rerank.stems(name)}
+        return {**inferred, **self._subjects}
+
+    def _inferred_subjects(self) -> subjects.Inferred:
+        """The subjects the untagged memories lead with (see :mod:`subjects`), cached."""
+        if self._inferred is None:
+            total, titles = self.catalog.untagged_titles()
+            self._inferred = subjects.Inferred.of(titles, total, self.settings.drop_tag_share)
+        return self._inferred
+
+    def _subjects_of(self, row: CatalogRow, inferred: subjects.Inferred) -> tuple[str, ...]:
+        """The subjects of a memory: the tags a person or an importer gave it (an inferred
+        memory's tags are the engine's choice, and name none), else, untagged, the one its title
+        leads with among ``inferred`` (those the query writes as names)."""
+        if row.tags:
+            return () if row.authority == "inferred" else row.tags
+        found = inferred.subject_of(row.title)
+        return (found,) if found else ()
+
+    def _weighed_names(self, query: str, names: tuple[str, ...]) -> tuple[str, ...]:
+        """Those of the ``names`` left out of the vector query that the tag feature weighs: the
+        vault's subjects (an episode's tags, the compacter's, are none, and its names stay words
+        to cover)."""
+        if not names:
+            return names
+        known = {subject.casefold() for subject in self._subjects_by_stem(query).values()}
+        return tuple(name for name in names if name.casefold() in known)
 
     def _tags_many_carry(self) -> frozenset[str]:
-        """The tags at least ``drop_tag_share`` of the memories carry, cached."""
+        """The tags at least ``drop_tag_share`` of the memories carry, and the names that many
+        lead with untagged (:mod:`subjects`), case folded, cached."""
         if self._common_tags is None:
-            self._common_tags = frozenset(tag for tag, share in self.catalog.tag_shares().items()
-                                          if share >= self.settings.drop_tag_share)
+            self._common_tags = frozenset(
+                {*(tag for tag, share in self.catalog.tag_shares().items() if share >= self.settings.drop_tag_share),
+                 *self._inferred_subjects().shares})
         return self._common_tags
 
     def _carried(self, terms: frozenset[str], ids: list[str]) -> dict[str, frozenset[str]]:
@@ -293,7 +340,7 @@ class Searcher:
             return best
         stems = relevance.content_stems(query)
         specific = relevance.Specifics.of(query)
-        subjects = self._subjects_by_stem()
+        subjects = self._subjects_by_stem(query)
         words = relevance.QueryWords.of(query, subjects.keys())
         carriers = self.fulltext.carriers(sorted({*stems, *specific.words}), [h.id for h in hits],
                                           relevance.EVIDENCE_FIELDS)
@@ -369,6 +416,7 @@ class Searcher:
         reranked: dict[str, dict[str, float]] = {}
         if reranking and len(scored) > 1:
             cut_off = {f.id: f for f in every[len(fused):]}
+            named = self._inferred_subjects().named_by(query)
 
             def elsewhere(ids: set[str]) -> dict[str, float]:
                 """The boosted scores of those of ``ids`` that are candidates left out above."""
@@ -380,7 +428,9 @@ class Searcher:
                 query, scored, rows, s, now, around=self._thread_links() if s.rerank_thread else {},
                 joinable=lambda ids: {i: row for i, row in self.rows(ids).items()
                                       if row.status == "active" and flt.admits(row)},
-                carried=self._carried, elsewhere=elsewhere)
+                carried=self._carried, elsewhere=elsewhere,
+                subjects_of=lambda row: self._subjects_of(row, named),
+                meaning=_meaning(found), names=self._weighed_names(query, found.dropped))
         # Building a full hit (reasons, snippet) is done for the shortlist only.
         hits = [make_hit(f, rows[f.id], s, positions, found, now, reranked.get(f.id), score)
                 for score, f in scored[:shortlist_size]]
