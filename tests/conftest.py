@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import tempfile
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -20,15 +23,37 @@ from vault_engine.vault import NewMemory, Vault
 REPO = Path(__file__).resolve().parent.parent
 
 
+_FAILED = pytest.StashKey[bool]()
+_ENVS = itertools.count()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Marks a test whose setup or call failed (its folders are then kept, see :func:`isolated_env`)."""
+    report = yield
+    if report.failed:
+        item.stash[_FAILED] = True
+    return report
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private HOME (and embedding cache), no MEMVAULT_* / ANTHROPIC_* variables and a working folder in no
-    project for every test.
+def isolated_env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                 monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private HOME (and embedding cache), temporary folder (TMPDIR, for the test's subprocesses too), no
+    MEMVAULT_* / ANTHROPIC_* variables and a working folder in no project for every test.
 
     Search and remember default to the project of the working folder; the memvault checkout the tests
     start in is a project of its own. A test that needs a project makes a repository and works in it.
+
+    The three folders are removed after a test that passed, as ``tmp_path`` is (``tmp_path_retention_policy``
+    in pyproject.toml): a run leaves nothing in the temporary folder but what its failed tests had. Each test's
+    folder has a name of its own (no numbering that a removed folder would hand to the next test).
     """
-    home = tmp_path_factory.mktemp("home")
+    env = tmp_path_factory.getbasetemp() / "env" / str(next(_ENVS))
+    env.mkdir(parents=True)
+    home, cwd, temp = env / "home", env / "cwd", env / "tmp"
+    for folder in (home, cwd, temp):
+        folder.mkdir()
     for name in list(os.environ):
         if name.startswith(("MEMVAULT_", "ANTHROPIC_")):
             monkeypatch.delenv(name, raising=False)
@@ -41,11 +66,17 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     graphs.mkdir(exist_ok=True)
     (home / ".cache" / "memvault").mkdir(parents=True)
     (home / ".cache" / "memvault" / "models").symlink_to(graphs, target_is_directory=True)
-    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+    monkeypatch.chdir(cwd)
     # Subprocesses (python -m vault_engine) then no longer find this checkout through the working folder.
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    # What the test and its subprocesses (git, node, servers) leave in the temporary folder goes with the test.
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     notices.forget_all()  # each test is a process of its own for the caches' once-per-process notices
     yield home
+    if not request.node.stash.get(_FAILED, False) and request.config.getini("tmp_path_retention_policy") != "all":
+        monkeypatch.undo()  # out of the working folder before it goes
+        shutil.rmtree(env, ignore_errors=True)
 
 
 @pytest.fixture
@@ -133,6 +164,19 @@ def run_memvault(*args: str, cwd: Path | None = None, env: dict[str, str] | None
 def memvault_proc() -> Callable[..., subprocess.CompletedProcess[str]]:
     """:func:`run_memvault` as a fixture (a real ``python -m vault_engine`` subprocess)."""
     return run_memvault
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """After pytest removed a passing run's folder: its ``pytest-of-<user>`` folder too, when nothing else
+    is in it (not on an xdist worker, whose folder is inside the main process's, nor with ``--basetemp``)."""
+    basetemp = getattr(getattr(session.config, "_tmp_path_factory", None), "_basetemp", None)
+    if basetemp is None or hasattr(session.config, "workerinput") or session.config.option.basetemp:
+        return
+    root = Path(basetemp).parent
+    if root.name.startswith("pytest-of-"):
+        with contextlib.suppress(OSError):  # not empty: a failed run's folders, or another run's
+            root.rmdir()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
