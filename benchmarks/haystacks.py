@@ -28,6 +28,7 @@ from typing import Any
 
 from vault_engine import config as config_mod
 from vault_engine.index.embedder import Embedder
+from vault_engine.index.model_graph import graph_folder
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 
@@ -159,6 +160,10 @@ def open_vault(item: dict[str, Any], root: Path, *, reuse: bool, changes: dict[s
     create_vault(root, git=False)
     sessions, _evidence = sessions_of(item)
     with tempfile.TemporaryDirectory(prefix="lme-embeddings-") as empty:
+        if cold:  # an empty embedding cache, the model's graph where the user's cache keeps it (derived once)
+            graphs = graph_folder(config_mod.cache_folder(config_mod.load(root).cache))
+            graphs.mkdir(parents=True, exist_ok=True)
+            graph_folder(Path(empty)).symlink_to(graphs, target_is_directory=True)
         settings = _settings(root, changes, Path(empty) if cold else embeddings)
         probe = Vault(root, settings)
         embedder = wrap(probe.embedder()) if wrap is not None else probe.embedder()
