@@ -6,9 +6,11 @@ import contextlib
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 
@@ -74,9 +76,39 @@ def isolated_env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     notices.forget_all()  # each test is a process of its own for the caches' once-per-process notices
     yield home
+    folders = [env, *(path for path in [request.node.funcargs.get("tmp_path")] if isinstance(path, Path))]
+    _stop_processes_in(folders)
     if not request.node.stash.get(_FAILED, False) and request.config.getini("tmp_path_retention_policy") != "all":
         monkeypatch.undo()  # out of the working folder before it goes
         shutil.rmtree(env, ignore_errors=True)
+
+
+def _stop_processes_in(folders: Sequence[Path]) -> None:
+    """Stops what a test left running in its folders (a warm server an agent's hook started, a worker): any
+    process of this user whose command line names one of them gets SIGTERM, then SIGKILL after 5 s."""
+    names = [str(folder) for folder in folders]
+    found: list[int] = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            argv = (entry / "cmdline").read_bytes().decode("utf-8", "replace")
+            if int(entry.name) != os.getpid() and any(name in argv for name in names):
+                found.append(int(entry.name))
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while found and time.monotonic() < deadline:
+        found = [pid for pid in found if Path(f"/proc/{pid}").exists() and not _zombie(pid)]
+        time.sleep(0.05)
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _zombie(pid: int) -> bool:
+    with contextlib.suppress(OSError):
+        return ") Z" in Path(f"/proc/{pid}/stat").read_text()
+    return True
 
 
 @pytest.fixture
