@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vault_engine import config as config_mod
 from vault_engine.config import EmbeddingSettings
 from vault_engine.index.embedder import ASSETS, DEFAULT_MODEL, Embedder
+from vault_engine.index.model_graph import graph_folder
 
 _naive: dict[str, Any] = {}  # the fastembed model, loaded once per process
 
@@ -108,7 +110,10 @@ def naive_pass(texts: Sequence[str], counter: ReadCounter) -> dict[str, Any]:
     """Seconds and tokens of fastembed embedding ``texts`` once each, with the graph the counter's
     embedder runs."""
     inner: Any = counter.inner
-    graph = Path(inner._load().graph).resolve()  # the default model's graph, as the vault ran it
+    graph = Path(inner._load().graph)  # the default model's graph, as the vault ran it
+    if not graph.is_file():  # read through a cold build's cache folder, gone since: the user's keeps it
+        graph = graph_folder(config_mod.cache_folder(config_mod.CacheSettings())) / graph.name
+    graph = graph.resolve()
     model = _fastembed(graph)
     started = time.perf_counter()
     list(model.embed(list(texts)))
