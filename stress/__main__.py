@@ -156,7 +156,8 @@ def line(label: str, value: str, note: str = "") -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m stress", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--quick", action="store_true", help="A smaller run (about a minute).")
     parser.add_argument("--files", type=int, help="Malformed files to try (default 5000; --quick 500).")
