@@ -2,7 +2,7 @@
 """The relevance floors, chosen over three suites at once and checked leave-one-out, from their kept answers.
 
 Reads the rows the three floor benchmarks keep (``--answers``): the LoCoMo development
-conversations (``scripts/eval_floor.py``: own questions' R@10, foreign questions), the LongMemEval
+conversations (``benchmarks/floor_locomo.py``: own questions' R@10, foreign questions), the LongMemEval
 development pool (``benchmarks.floor_longmemeval``: the same on haystacks) and the small-vault suite
 (``benchmarks.small_vaults``: found@3 of everyday questions, unrelated questions, vaults of 1
 to 300 memories).  Each row holds the evidence and meaning a search's best candidate reached (among
@@ -141,9 +141,10 @@ def show(f: Floors) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--locomo", type=Path, required=True, help="eval_floor.py's kept answers (FORMAT.json)")
-    parser.add_argument("--lme", type=Path, required=True, help="eval_floor_lme.py's kept answers")
-    parser.add_argument("--small", type=Path, required=True, help="eval_small_vaults.py's kept answers")
+    parser.add_argument("--locomo", type=Path, required=True, help="benchmarks.floor_locomo's kept answers "
+                        "(FORMAT.json)")
+    parser.add_argument("--lme", type=Path, required=True, help="benchmarks.floor_longmemeval's kept answers")
+    parser.add_argument("--small", type=Path, required=True, help="benchmarks.small_vaults's kept answers")
     args = parser.parse_args()
     locomo = chat_suite("LoCoMo chat", json.loads(args.locomo.read_text()))
     lme = chat_suite("LongMemEval", json.loads(args.lme.read_text())["asked"])

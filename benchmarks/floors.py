@@ -1,6 +1,6 @@
 """The relevance floors' arithmetic over a chat suite's kept answers: own questions' recall and
 foreign questions' quiet under any floors, the floors a conversation's held-out fold would choose,
-and the report every floor benchmark prints (LoCoMo: ``scripts/eval_floor.py``; LongMemEval:
+and the report every floor benchmark prints (LoCoMo: ``benchmarks/floor_locomo.py``; LongMemEval:
 ``python -m benchmarks.floor_longmemeval``).
 
 A row (:class:`Asked`) holds what a search's best candidate reached (evidence and meaning, among all

@@ -26,13 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import BENCH_DATA
 from vault_engine import config as config_mod
 from vault_engine.index.embedder import Embedder
 from vault_engine.index.model_graph import graph_folder
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "longmemeval_s_dev.json.gz"
+DEFAULT_DATA = BENCH_DATA / "longmemeval_s_dev.json.gz"
 _HANDLE = re.compile(r"conversation:session-(\d+)#(\d+)")
 META = "lme-haystack.json"  # kept in a built vault's .memvault/: its turn map and what building it cost
 

@@ -1,7 +1,7 @@
 """LoCoMo conversations as a user's vault: the development half read and cleaned, each turn a
 memory of an imported chat log (``memvault import`` then sync), the questions with their gold turns.
 
-Shared by ``scripts/eval_locomo.py`` (retrieval), the scripts built on it and
+Shared by ``python -m benchmarks.locomo_eval`` (retrieval), the benchmarks built on it and
 ``python -m benchmarks.context_recall`` (the context director).  The record formats are what
 different people would feed the vault; none of them has a field a person would not write:
 
@@ -32,12 +32,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import BENCH_DATA
 from vault_engine.format.ids import new_memory_id
 from vault_engine.format.memory import normalize_text
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "locomo_dev.json"
+DEFAULT_DATA = BENCH_DATA / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 ADVERSARIAL = 5  # scored apart: its own row, never in the averages of CATEGORIES
 ALL_CATEGORIES = {**CATEGORIES, ADVERSARIAL: "adversarial"}

@@ -5,7 +5,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 
-.venv/bin/ruff check vault_engine benchmarks tests scripts
+.venv/bin/ruff check vault_engine benchmarks stress tests
 .venv/bin/mypy
 bash scripts/test_plugin.sh
 .venv/bin/python -m pytest "$@"

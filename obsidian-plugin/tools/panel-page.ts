@@ -3,7 +3,7 @@
  * HTML page: main.js is loaded as Obsidian loads it (tests/load-bundle.ts),
  * with the stand-in obsidian module on a happy-dom document, the real
  * styles.css, and a few of Obsidian's CSS variables (default dark theme).
- * tools/render-panel.mjs bundles and runs this; scripts/screenshot_plugin.sh
+ * tools/render-panel.mjs bundles and runs this; obsidian-plugin/tools/screenshot_plugin.sh
  * screenshots the page with headless Chromium.
  */
 

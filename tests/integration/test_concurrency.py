@@ -1,6 +1,6 @@
 """Concurrency: writers, syncs, readers, `memvault watch` and hand edits at once, with nothing lost.
 
-The run itself is ``scripts/concurrency.py`` (real ``memvault`` subprocesses, in-process
+The run itself is ``python -m stress.concurrency`` (real ``memvault`` subprocesses, in-process
 workers, a watcher subprocess and an editor thread); the other tests here pin the races it
 guards against one at a time, deterministically: a person's edit or rename landing between a
 writer's read and its write, a reader while a sync holds the index lock, a database busy in
@@ -9,17 +9,16 @@ another process.
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from stress import concurrency
 from vault_engine import store
 from vault_engine.errors import VaultBusy
 from vault_engine.governance.actions import Action, Change
@@ -44,18 +43,11 @@ sys.stdin.read()
 """
 
 
-def _script(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    """scripts/concurrency.py as the module ``concurrency`` (its worker processes import it by that name)."""
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    return importlib.import_module("concurrency")
-
-
-def test_writers_syncs_readers_watch_and_hand_edits_at_once_lose_nothing(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_writers_syncs_readers_watch_and_hand_edits_at_once_lose_nothing(tmp_path: Path) -> None:
     """The whole mix for a few seconds: every add and correction kept, no failure beyond a retry
     message, the catalog equal to the files, the journal readable, readers never held up long."""
     started = time.monotonic()
-    figures = _script(monkeypatch).run(seed=11, workers=3, seconds=15.0, workdir=tmp_path)
+    figures = concurrency.run(seed=11, workers=3, seconds=15.0, workdir=tmp_path)
     ops = figures["operations"]
     assert figures["failures"] == 0, figures["failure_samples"]
     assert figures["lost"] == 0 and figures["edits_lost"] == 0, figures["lost_samples"]

@@ -1,21 +1,17 @@
 """SIGKILL ``memvault`` at seeded random points of import, sync, maintain and correct, then check recovery.
 
-A small seeded run of ``scripts/crash.py`` (which runs 200 kills): no torn memory
+A small seeded run of ``python -m stress.crash`` (which runs 200 kills): no torn memory
 file, a readable journal, the indexes in line with the files after the next sync,
 no memory lost or doubled, every killed operation completed by its retry.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-sys.path.insert(0, str(SCRIPTS))
-
-import crash  # noqa: E402
+from stress import crash
 
 pytestmark = pytest.mark.slow
 

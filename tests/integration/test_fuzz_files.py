@@ -1,7 +1,7 @@
 """Malformed memory files into scan, sync, search, context and maintain: nothing crashes, each bad
 file is reported once with its path, every valid file is indexed, no file is rewritten.
 
-The seeded runs call ``scripts/fuzz_files.py`` (every category: broken YAML, wrong types,
+The seeded runs call ``python -m stress.fuzz_files`` (every category: broken YAML, wrong types,
 huge values, duplicate ids, conflict markers, binary, non-UTF-8, BOMs, line endings, a
 10 MB body and one over the size limit, deep nesting, alias bombs, symlinks, odd names,
 random mutations...).  The tests after them pin each defect the fuzzing found, one at a time.
@@ -9,7 +9,6 @@ random mutations...).  The tests after them pin each defect the fuzzing found, o
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from stress import fuzz_files
 from vault_engine import store
 from vault_engine.errors import MemoryFileError, PathEscapeError
 from vault_engine.format.memory import parse
@@ -33,9 +33,8 @@ MUST_BE_ZERO = ("crashes", "tracebacks", "valid_rewritten", "valid_missing", "ba
 
 
 @pytest.fixture
-def fuzz(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(REPO / "scripts"))
-    return importlib.import_module("fuzz_files")
+def fuzz() -> ModuleType:
+    return fuzz_files
 
 
 def assert_clean(result: dict[str, Any]) -> None:

@@ -3,7 +3,7 @@
 Small fixtures with the real model and the real indexes: every test runs the
 same query with the technique on (the shipped defaults) and off, and checks
 that the intended memory moves.  The gains they stand for are measured on the
-LoCoMo development half by ``scripts/eval_locomo.py`` (docs/performance.md,
+LoCoMo development half by ``benchmarks/locomo_eval.py`` (docs/performance.md,
 "Retrieval quality"; each technique's own figures in docs/decisions/retrieval-ranking.md);
 these tests keep them from silently going away.  They look at rankings,
 so every search lists its weak hits too (``weak=True``): whether a query clears the relevance

@@ -1,9 +1,9 @@
-"""No secret reaches the disk: every kind of secret of the corpus (``scripts/eval_secrets.py``)
+"""No secret reaches the disk: every kind of secret of the corpus (``stress/secret_corpus.py``)
 through every way text enters a vault, then the whole vault folder read as bytes: memory files,
 file and folder names, ``INDEX.md``, the journal, session buffers and every file under
 ``.memvault/`` (the SQLite catalog and vectors, the Tantivy segments) must hold none of it.
 
-The ways in (``scripts/stress_secrets.py``, the same family ``scripts/stress.py`` runs): the
+The ways in (``stress/secret_paths.py``, the same family ``python -m stress`` runs): the
 command line's add (every field), import (every key, unknown ones too), ingest (episodes and
 buffers left open; a session named like a secret refused), ingest-doc (a secret in the title, so
 in the slug), remember-output (with sessions) and context (the task's words are journalled), the
@@ -12,15 +12,12 @@ HTTP API, the MCP tools, and an agent's transcript captured.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from stress import secret_paths as family  # the paths, also run by `python -m stress`
 from vault_engine.vault import Vault
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import stress_secrets as family  # the paths live beside the corpus, for scripts/stress.py too
 
 pytestmark = pytest.mark.slow
 

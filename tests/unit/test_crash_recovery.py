@@ -1,6 +1,6 @@
 """What a crash part-way through a write leaves, and how the next command completes or cleans it.
 
-Each test cuts an operation short where the crash harness (scripts/crash.py) found a
+Each test cuts an operation short where the crash harness (stress/crash.py) found a
 defect: temp files never removed, index pages left behind the catalog, a correction
 half written or not journalled, and replay starting a memory it meets first in an
 evidence event from the defaults.

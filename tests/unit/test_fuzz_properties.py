@@ -1,6 +1,6 @@
 """Properties of the file format under arbitrary input: parse, the fast YAML reader, scans, messages.
 
-The seeded end-to-end run over thousands of malformed files is ``scripts/fuzz_files.py``
+The seeded end-to-end run over thousands of malformed files is ``python -m stress.fuzz_files``
 (exercised by tests/integration/test_fuzz_files.py); these properties let hypothesis
 search the same ground around each boundary.
 """
@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from stress import fuzz_files
 from vault_engine import copies, store
 from vault_engine.errors import MemoryFileError, VaultError
 from vault_engine.format import yamlsubset
@@ -115,7 +115,7 @@ def test_values_with_lone_surrogates_from_any_source_are_refused() -> None:
 def test_generated_memories_read_back_as_written(seed: int, newline: str, bom: bool) -> None:
     from vault_engine.format.memory import ParsedFile
 
-    memory = _fuzz_files().Gen(seed).memory(seed % 1000)  # type: ignore[attr-defined]
+    memory = fuzz_files.Gen(seed).memory(seed % 1000)
     text = render(memory)
     assert parse(text, "x.md").memory == memory
     styled = render(memory, ParsedFile(memory.replace(title="before"), "", newline, bom))  # a hand-made file's style
@@ -155,32 +155,22 @@ def test_duplicate_ids_resolve_the_same_whatever_the_creation_order(
     assert all(f"also in {expected}" in p.message for p in scan.problems)
 
 
-def _fuzz_files() -> object:
-    import importlib
-    import sys
-
-    scripts = str(Path(__file__).resolve().parents[2] / "scripts")
-    if scripts not in sys.path:
-        sys.path.insert(0, scripts)
-    return importlib.import_module("fuzz_files")
-
-
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(min_value=0, max_value=2**32))
 def test_a_scan_reports_each_bad_file_once_and_keeps_every_valid_one(
         seed: int, tmp_path_factory: pytest.TempPathFactory) -> None:
-    fuzz = _fuzz_files()
-    cases = fuzz.generate(seed, 60, light=True)  # type: ignore[attr-defined]
-    figures = fuzz.Figures(seed, len(cases))  # type: ignore[attr-defined]
-    verdicts = {c.rel: fuzz.judge(c, figures) for c in cases}  # type: ignore[attr-defined]
+    fuzz = fuzz_files
+    cases = fuzz.generate(seed, 60, light=True)
+    figures = fuzz.Figures(seed, len(cases))
+    verdicts = {c.rel: fuzz.judge(c, figures) for c in cases}
     assert not figures.failures
     for case in cases:
-        if case.expect != fuzz.ANY:  # type: ignore[attr-defined]
+        if case.expect != fuzz.ANY:
             assert verdicts[case.rel].outcome == case.expect, (case.category, case.rel, verdicts[case.rel])
-    index, reports = fuzz.expected_state(cases, verdicts)  # type: ignore[attr-defined]
+    index, reports = fuzz.expected_state(cases, verdicts)
     work = tmp_path_factory.mktemp("scan")
     (work / "outside").mkdir()
-    fuzz.build_vault(work / "vault", cases, work / "outside")  # type: ignore[attr-defined]
+    fuzz.build_vault(work / "vault", cases, work / "outside")
     scan = store.scan(work / "vault")
     assert Counter(p.path for p in scan.problems) == reports
     assert {i: e.path for i, e in scan.entries.items()} == index

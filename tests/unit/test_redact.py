@@ -2,21 +2,17 @@
 redaction is idempotent and counted.
 
 The corpus (78 kinds of secret in realistic surroundings, 16 classes of ordinary text that
-looks like one) is ``scripts/eval_secrets.py``, which also measures it against detect-secrets.
+looks like one) is ``stress/secret_corpus.py``; ``python -m benchmarks.secret_detection`` measures
+redaction on it, against detect-secrets too.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
+from stress import secret_corpus as corpus
 from vault_engine.format.memory import Memory
 from vault_engine.format.redact import REDACTED, holds_secret, redact, redact_counted, redact_data, redact_memory
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import eval_secrets as corpus  # the corpus lives beside its evaluation
 
 SECRETS = {
     "anthropic key": "sk-ant-api03-" + "A1b2" * 8,

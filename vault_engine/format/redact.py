@@ -18,7 +18,7 @@ A secret is recognised by one of three kinds of evidence, in this order:
    generated (:func:`_generated`: ``the token is walrus-c1-111`` is a name with numbers).
 
 Hashes, UUIDs, commit ids, base64 data, ids and paths have no such evidence and are left
-alone: ``scripts/eval_secrets.py`` measures every kind and look-alike (docs/reliability.md).
+alone: ``benchmarks/secret_detection.py`` measures every kind and look-alike (docs/reliability.md).
 Redaction is idempotent, and pure: plain regular expressions, no I/O, safe in any thread.
 The boundary that calls it (the store's writes and file names, the journal's append) is
 described in docs/development.md.

@@ -11,7 +11,7 @@ as it was, or one recorded in the clock tick of its last edit: *racy*, see :mod:
 *settled* instead: its new stat is recorded, so the next reader does not read it again.
 
 Directory change times cannot replace the walk: an edit in place changes the file's times, not its
-folder's, so every file is stat'ed either way (``scripts/bench_freshness.py`` measures the walk).
+folder's, so every file is stat'ed either way (``benchmarks/freshness.py`` measures the walk).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ gets no memory "relevant to the task".
 The four floors (``retrieval.relevance_floor``, ``meaning_floor``, ``named_relevance_floor``,
 ``named_meaning_floor``) were chosen
 leave-one-out over three suites: the development conversations of LoCoMo with foreign questions
-(``scripts/eval_floor.py``), a small-vault suite of everyday memories at sizes 1 to 300
+(``benchmarks/floor_locomo.py``), a small-vault suite of everyday memories at sizes 1 to 300
 (``python -m benchmarks.small_vaults``); see docs/search.md.
 """
 
