@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 _FAILED = pytest.StashKey[bool]()
 _ENVS = itertools.count()
+_MONOTONIC, _SLEEP = time.monotonic, time.sleep
 
 
 @pytest.hookimpl(wrapper=True)
@@ -93,13 +94,15 @@ def _stop_processes_in(folders: Sequence[Path]) -> None:
             argv = (entry / "cmdline").read_bytes().decode("utf-8", "replace")
             if int(entry.name) != os.getpid() and any(name in argv for name in names):
                 found.append(int(entry.name))
+    if not found:
+        return
     for pid in found:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 5
-    while found and time.monotonic() < deadline:
+    deadline = _MONOTONIC() + 5  # the clock as it is, not as a test may have replaced it
+    while found and _MONOTONIC() < deadline:
         found = [pid for pid in found if Path(f"/proc/{pid}").exists() and not _zombie(pid)]
-        time.sleep(0.05)
+        _SLEEP(0.05)
     for pid in found:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
