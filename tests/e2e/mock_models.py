@@ -45,6 +45,7 @@ class Reply:
     tool: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
     namespace: str | None = None  # Responses API: the namespace the tool is offered in (Codex's MCP servers)
+    thought: str = ""  # Gemini API: a thought part (the model's reasoning) before the text
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,8 +370,8 @@ def _openai_events(reply: Reply, model: str) -> list[tuple[str, dict[str, Any]]]
 
 
 def _gemini_response(reply: Reply) -> dict[str, Any]:
-    """One ``GenerateContentResponse``: the text, then the function call."""
-    parts: list[dict[str, Any]] = []
+    """One ``GenerateContentResponse``: the thought, the text, then the function call."""
+    parts: list[dict[str, Any]] = [{"text": reply.thought, "thought": True}] if reply.thought else []
     if reply.text or reply.tool is None:
         parts.append({"text": reply.text})
     if reply.tool is not None:

@@ -1,6 +1,7 @@
-"""Gemini CLI (the real CLI, ``gemini -p``) with memvault installed (``memvault install gemini``: SessionStart
-and BeforeAgent hooks and the MCP server in ``~/.gemini/settings.json``), against the mock Gemini API
-(``streamGenerateContent``).  Gemini CLI sessions are not captured (see :mod:`vault_engine.agents.gemini`)."""
+"""Gemini CLI (the real CLI, ``gemini -p``) with memvault installed (``memvault install gemini``: SessionStart,
+BeforeAgent, PreCompress and SessionEnd hooks and the MCP server in ``~/.gemini/settings.json``), against the mock
+Gemini API (``streamGenerateContent``).  A session's turns are captured from its chat file
+(see :mod:`vault_engine.agents.gemini`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ def search_script(request: Recorded) -> Reply:
     if request.is_turn and not request.tool_results() and "zulu-marker" in request.text():
         return Reply("", tool=SEARCH_TOOL, arguments={"query": "where do release notes go"})
     return default_script(request)
+
+
+def thinking_script(request: Recorded) -> Reply:
+    """:func:`search_script`, each answer with a thought before it."""
+    reply = search_script(request)
+    return Reply(reply.text, reply.tool, reply.arguments, thought="oscar-thought: the model reasons privately.")
 
 
 def test_the_first_request_carries_the_projects_manifest(make_world: Callable[..., World]) -> None:
@@ -77,3 +84,21 @@ def test_a_broken_vault_does_not_break_the_session(make_world: Callable[..., Wor
     out = gemini(world, "Where do the release notes go? hotel-marker")
     assert out.startswith("Reply number")
     assert "hotel-marker" in world.turns()[0].text()
+
+
+def test_a_session_and_its_resume_are_stored_once_without_memvaults_context(make_world: Callable[..., World]) -> None:
+    world = make_world("gemini")
+    world.mock.script = thinking_script
+    gemini(world, "First words, kilo-marker.")
+    gemini(world, "Second words, lima-marker.", "--resume", "latest")
+    gemini(world, "Search memory for the release notes rule (zulu-marker).", "--resume", "latest",
+           "--allowed-tools", SEARCH_TOOL)
+    assert world.ids["notes"] in world.turns()[-2].text()  # the prompt's memories and the tool's answer were given
+    stored = world.stored("kilo-marker", "lima-marker", "zulu-marker", "The tool answered; that is all.")
+    lines = stored.splitlines()
+    for said in ("First words, kilo-marker.", "Second words, lima-marker.",
+                 "Search memory for the release notes rule (zulu-marker).", "The tool answered; that is all."):
+        assert lines.count(said) == 1, (said, stored)
+    for foreign in ("hook_context", "memory-context", world.ids["notes"], world.ids["profile"], RELEASE_NOTES,
+                    "oscar-thought", "memory_search", "session_context"):
+        assert foreign not in stored, foreign

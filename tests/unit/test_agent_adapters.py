@@ -55,7 +55,19 @@ def test_gemini_before_agent_is_the_prompt_and_answers_json_only() -> None:
     with pytest.raises(HookInputError, match="SessionStart"):
         gemini.parse(json.dumps(GEMINI_PROMPT), "SessionStart")
     with pytest.raises(NoTranscript):
-        gemini.read_transcript(Path("/nonexistent"))
+        cursor.read_transcript(Path("/nonexistent"))
+
+
+def test_gemini_pre_compress_and_session_end_capture_the_transcript() -> None:
+    # as gemini 0.61 -p sent them (tests/fixtures/agents/gemini_chat.jsonl is that session's file)
+    path = "/home/dev/.gemini/tmp/api/chats/session-2026-12-06T11-55-5ab0d948.jsonl"
+    base = {"session_id": "5ab0d948-eb49-4e15-b03d-59ac57d558f6", "transcript_path": path, "cwd": "/home/dev/src/api",
+            "timestamp": "2026-12-06T11:55:47.405Z"}
+    compress = gemini.parse(json.dumps({**base, "hook_event_name": "PreCompress", "trigger": "auto"}), "PreCompress")
+    end = gemini.parse(json.dumps({**base, "hook_event_name": "SessionEnd", "reason": "exit"}), "SessionEnd")
+    assert (compress.event, end.event) == ("PreCompact", "SessionEnd")
+    assert compress.transcript_path == end.transcript_path == path and end.cwd == "/home/dev/src/api"
+    assert gemini.answer("PreCompress", "text") == gemini.answer("SessionEnd", "text") == ""
 
 
 def test_gemini_prompt_is_the_persons_words_without_the_session_start_context() -> None:

@@ -42,7 +42,9 @@ OWN = {
                                                   {"type": "command", "command": "echo hi"}]}]}}),
     "gemini": (".gemini/settings.json", {"theme": "GitHub", "mcpServers": {"docs": {"command": "docs-mcp"}},
                                          "hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [
-                                             {"type": "command", "command": "./audit.sh"}]}]}}),
+                                             {"type": "command", "command": "./audit.sh"}]}],
+                                                   "SessionEnd": [{"hooks": [{"type": "command",
+                                                                              "command": "./log-end.sh"}]}]}}),
     "cursor": (".cursor/hooks.json", {"version": 1, "hooks": {"sessionStart": [{"command": "./warm.sh"}],
                                                               "afterFileEdit": [{"command": "prettier"}]}}),
     "opencode": (".config/opencode/opencode.json", {"$schema": "https://opencode.ai/config.json",
@@ -89,10 +91,12 @@ def test_codex_hooks_and_server(tmp_path: Path) -> None:
 def test_gemini_hooks_and_server_in_one_settings_file(tmp_path: Path) -> None:
     install(tmp_path, "gemini")
     settings = load(tmp_path / "home" / ".gemini" / "settings.json")
-    assert set(settings["hooks"]) == {"SessionStart", "BeforeAgent"}
+    assert set(settings["hooks"]) == {"SessionStart", "BeforeAgent", "PreCompress", "SessionEnd"}
     handler = settings["hooks"]["BeforeAgent"][0]["hooks"][0]
     assert handler["timeout"] == 15_000 and handler["name"] == "memvault"
     assert handler["command"].endswith("hook gemini BeforeAgent")
+    for event in ("PreCompress", "SessionEnd"):
+        assert settings["hooks"][event][0]["hooks"][0]["command"].endswith(f"hook gemini {event}")
     assert settings["mcpServers"]["memvault"]["args"][-1] == "mcp"
     uninstall(tmp_path, "gemini")
     assert not (tmp_path / "home" / ".gemini" / "settings.json").exists()

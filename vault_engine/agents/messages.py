@@ -1,7 +1,7 @@
 """What memvault keeps of an agent's session: its messages, read from the agent's own transcript.
 
 Each agent writes its session as JSONL in a format of its own (:mod:`.claude_code`,
-:mod:`.codex`); both readers give the same :class:`Message` list:
+:mod:`.codex`, :mod:`.gemini`); the readers give the same :class:`Message` list:
 
 - the person's words and the agent's answers, as text;
 - a tool call condensed to one line (``[tool Bash: npm test]``); a tool's result is
@@ -43,8 +43,9 @@ TRANSCRIPT_SECONDS = 60  # a transcript not read within this is refused (a stall
 SERVER = "memvault"  # the name memvault's MCP server is installed under (see :mod:`.install`)
 
 # How agents name an MCP server's tool to the model: Claude Code ``mcp__SERVER__TOOL``, Codex the same
-# (``SERVER__TOOL`` before 2025's versions), and clients that write ``SERVER.TOOL`` or ``SERVER/TOOL``.
-_MEMVAULT_TOOL = re.compile(rf"^(?:mcp__)?{SERVER}(?:__|[./])\w+$")
+# (``SERVER__TOOL`` before 2025's versions), Gemini CLI ``mcp_SERVER_TOOL``, and clients that write
+# ``SERVER.TOOL`` or ``SERVER/TOOL``.
+_MEMVAULT_TOOL = re.compile(rf"^(?:(?:mcp__)?{SERVER}(?:__|[./])|mcp_{SERVER}_)\w+$")
 # What memvault's hooks put in the model's context (the session-start manifest and a prompt's memories
 # are both wrapped in it, see ``context.manifest.HEADER``), and the agent's own reminders around such text.
 # An unclosed block runs to the end of the text: a truncated injection is still not the person's words.
