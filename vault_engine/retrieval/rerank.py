@@ -55,9 +55,9 @@ from datetime import date, datetime
 from typing import Any
 
 from ..config import RetrievalSettings
+from ..format.text import STOPWORDS
 from ..index import segment
 from ..index.catalog import CatalogRow
-from ..index.fulltext import STOPWORDS
 from . import temporal
 from .dates import TimeSpan, closeness
 from .fusion import Fused
