@@ -11,7 +11,6 @@ from typing import Any
 
 from .. import store
 from ..clock import now
-from ..context.scope import folds_into, placement
 from ..errors import ForgottenContent, InvalidInput, VaultError
 from ..format.characters import check, check_data, escape_data
 from ..format.ids import new_memory_id
@@ -26,6 +25,7 @@ from ..sharing import senders
 from ..store import Entry, Scan
 from .ports import Open as Vault
 from .results import AddResult, Escaped, ImportResult, NewMemory
+from .scope import folds_into, placement
 
 RECORD_KEY = "record_sha256"  # in the journal events of an import: which record each came from
 
