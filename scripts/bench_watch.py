@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_core import make_records
 
+from vault_engine.daemon.watch import WatcherThread, WatchUpdate
 from vault_engine.index.fulltext import FullTextIndex
-from vault_engine.index.watch import WatcherThread, WatchUpdate
 from vault_engine.store import STATE_DIR, create_vault, iter_markdown
 from vault_engine.vault import Vault
 

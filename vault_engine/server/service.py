@@ -37,7 +37,7 @@ from .requests import (
 from .views import add_json, change_json, feedback_json, memory_view, status_json
 
 if TYPE_CHECKING:
-    from ..index.watch import WatcherThread
+    from ..daemon.watch import WatcherThread
     from ..retrieval.searcher import SearchRequest as Query
     from ..store import Entry
     from ..vault import Vault
@@ -140,7 +140,7 @@ class MemoryService:
 
     def watch(self, on_report: Callable[[Any], None] | None = None) -> None:
         """Keep the indexes current in a background thread while edits happen outside (editors, git)."""
-        from ..index.watch import WatcherThread
+        from ..daemon.watch import WatcherThread
 
         if self._watcher is None:
             self._watcher = WatcherThread(self.vault, on_report=on_report).start(timeout=0)

@@ -41,7 +41,7 @@ from .tools import TOOLS, TOOLS_BY_NAME
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from ...index.watch import WatchUpdate
+    from ...daemon.watch import WatchUpdate
 
 log = logging.getLogger("vault_engine.mcp")
 
