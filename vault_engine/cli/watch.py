@@ -137,7 +137,7 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     Example:
         memvault watch --vault ~/notes/vault
     """
-    from ..agents.captures import keep_kicking
+    from ..captures import keep_kicking
     from ..daemon.watch import watch
 
     vault = settings.open_vault()

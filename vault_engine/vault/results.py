@@ -124,7 +124,7 @@ class Status:
     index: str
     index_state: str  # current | stale | missing | unreadable
     embedding_model: str
-    captures: dict[str, Any] = field(default_factory=dict)  # the agents' capture queue (agents/captures.py)
+    captures: dict[str, Any] = field(default_factory=dict)  # the agents' capture queue (captures.py)
     # Memories kept although another machine forgot them for good: it forgot an older text (sharing/reconcile.py).
     kept_from_purges: list[str] = field(default_factory=list)
 
