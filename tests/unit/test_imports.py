@@ -155,6 +155,11 @@ def test_no_module_imports_itself_through_others() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
 
 
+def test_folders_import_only_from_the_layers_below() -> None:
+    upward = upward_imports(graph())
+    assert not upward, ("imports against the layers (LAYERS here, the diagram in docs/development.md):\n"
+                        + "\n".join(upward))
+
 def _write_package(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = root / NAME / name
