@@ -15,7 +15,7 @@ repository cannot make git run commands), so each clone registers them:
 ``memvault init``, ``memvault git setup``, and the first memvault command run on
 a clone whose ``.gitattributes`` names them.  A clone without the registration
 merges as plain git does, conflict markers and all: nothing breaks, it only
-stops being automatic.
+stops being automatic.  What git runs then is :mod:`vault_engine.sharing.drivers`.
 """
 
 from __future__ import annotations
