@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vault_engine.agents.backend import ServedVault
-from vault_engine.agents.captures import CaptureQueue
+from vault_engine.captures import CaptureQueue
 from vault_engine.locks import WriterLock
 from vault_engine.store import create_vault
 from vault_engine.vault import NewMemory, Vault

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import make_records
+from vault_engine.daemon.watch import WatcherThread, WatchUpdate
 from vault_engine.index.fulltext import FullTextIndex
-from vault_engine.index.watch import WatcherThread, WatchUpdate
 from vault_engine.store import STATE_DIR, create_vault, iter_markdown
 from vault_engine.vault import Vault
 

@@ -32,7 +32,7 @@ class VaultSettings:
     auto_sync: bool = True
     learning: bool = True
     retrieval: bool = True
-    sender: str = ""  # who this machine writes as in a shared vault ("": git's user.name; see sharing/senders.py)
+    sender: str = ""  # who this machine writes as in a shared vault ("": git's user.name; see senders.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.agents.captures import CaptureQueue
+from vault_engine.captures import CaptureQueue
 from vault_engine.store import create_vault
 
 MEMORY_CAP = 1 << 30  # bytes of address space a subprocess may take: /dev/zero read to the end would pass it

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from vault_engine.agents.captured import CapturedKeys
-from vault_engine.agents.captures import CaptureQueue
 from vault_engine.agents.hooks import MAX_INPUT
 from vault_engine.agents.session import AgentSession
+from vault_engine.captures import CaptureQueue
 from vault_engine.locks import WriterLock
 from vault_engine.vault import NewMemory, Vault
 

@@ -17,8 +17,8 @@ import pytest
 
 from vault_engine.agents.backend import ServedVault
 from vault_engine.agents.captured import CapturedKeys
-from vault_engine.agents.captures import CaptureQueue
 from vault_engine.agents.session import AgentSession
+from vault_engine.captures import CaptureQueue
 from vault_engine.locks import WriterLock
 from vault_engine.vault import NewMemory, Vault
 

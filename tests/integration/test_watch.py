@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from vault_engine.daemon.watch import WatcherThread, WatchUpdate, watch
 from vault_engine.errors import InvalidInput, VaultBusy, VaultError
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.fulltext import FullTextIndex
-from vault_engine.index.watch import WatcherThread, WatchUpdate, watch
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import Vault
 
@@ -361,8 +361,8 @@ def test_maintain_runs_after_a_large_batch_of_changes(make_vault: Callable[..., 
 
 def test_maintenance_due_follows_the_settings(make_vault: Callable[..., Vault],
                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_engine.daemon.watch import maintenance_due
     from vault_engine.governance.maintain import mark_maintained
-    from vault_engine.index.watch import maintenance_due
 
     monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "24")
     monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_AFTER_CHANGES", "100")
@@ -398,8 +398,8 @@ class DownLlm:
 
 
 def test_learning_retries_buffered_turns_the_model_could_not_compact(make_vault: Callable[..., Vault]) -> None:
+    from vault_engine.daemon.watch import learn
     from vault_engine.errors import IngestDeferred
-    from vault_engine.index.watch import learn
     from vault_engine.ingest.conversation import ingest, pending_turns
     from vault_engine.llm.base import Turn
     from vault_engine.llm.offline import OfflineLlm
@@ -421,8 +421,8 @@ def test_learning_retries_buffered_turns_the_model_could_not_compact(make_vault:
 
 
 def test_learning_reports_a_model_still_down_without_losing_turns(make_vault: Callable[..., Vault]) -> None:
+    from vault_engine.daemon.watch import learn
     from vault_engine.errors import IngestDeferred
-    from vault_engine.index.watch import learn
     from vault_engine.ingest.conversation import ingest, pending_turns
     from vault_engine.llm.base import Turn
 

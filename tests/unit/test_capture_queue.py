@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.agents.captures import (
+from vault_engine.captures import (
     BACKOFF,
     MAX_ATTEMPTS,
     QUEUE_DIR,
@@ -184,7 +184,7 @@ def test_a_drainer_finds_the_lock_held_and_does_nothing(tmp_path: Path) -> None:
 KILLER = """
 import os, signal, sys
 from pathlib import Path
-from vault_engine.agents.captures import CaptureQueue
+from vault_engine.captures import CaptureQueue
 
 def run(request):
     os.kill(os.getpid(), signal.SIGKILL)
@@ -220,10 +220,10 @@ def test_a_transient_transcript_is_kept_until_no_request_names_it(tmp_path: Path
     queue = CaptureQueue(tmp_path, Clock())
     dump = tmp_path / "dump.jsonl"
     dump.write_text('{"first": 1}\n')
-    kept = queue.keep_transcript("opencode", "ses_1", dump)
+    kept = queue.keep_transcript("opencode", "ses_1", dump.read_bytes())
     first = queue.put("opencode", "ses_1", str(kept), "/work/api", "PreCompact")
     dump.write_text('{"first": 1}\n{"second": 2}\n')
-    assert queue.keep_transcript("opencode", "ses_1", dump) == kept  # the same session's copy, replaced
+    assert queue.keep_transcript("opencode", "ses_1", dump.read_bytes()) == kept  # the same session's copy, replaced
     queue.put("opencode", "ses_1", str(kept), "/work/api", "SessionEnd")
     dump.unlink()
     seen: list[str] = []

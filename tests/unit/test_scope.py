@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from vault_engine.context.project import current_project
-from vault_engine.context.scope import holds_everywhere, placement, search_project
 from vault_engine.errors import InvalidInput
 from vault_engine.server.project import CurrentProject
 from vault_engine.server.requests import SearchRequest
 from vault_engine.store import create_vault
+from vault_engine.vault.scope import holds_everywhere, placement, search_project
 
 WEB = "github.com/acme/web"
 

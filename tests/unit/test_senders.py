@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from vault_engine import config as config_mod
+from vault_engine import senders
 from vault_engine.context.director import TaskRequest, build
 from vault_engine.format.memory import Memory, parse, render
 from vault_engine.index.fakes import HashEmbedder
@@ -19,7 +20,7 @@ from vault_engine.ingest.conversation import ingest
 from vault_engine.ingest.documents import ingest_document, remember_output
 from vault_engine.llm.base import Turn
 from vault_engine.llm.offline import OfflineLlm
-from vault_engine.sharing import merge, senders
+from vault_engine.sharing import merge
 from vault_engine.vault import NewMemory, Vault
 
 OLD_FILE = """---

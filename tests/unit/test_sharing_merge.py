@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from vault_engine.format.memory import parse, render
 from vault_engine.format.value import Memory
-from vault_engine.sharing.drivers import with_attributes
+from vault_engine.gitclone import with_attributes
 from vault_engine.sharing.merge import CONFLICT_KEY, merge_journal, merge_memory, merge_text
 
 

@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from vault_engine.retrieval.dates import TimeSpan, closeness, date_words
+from vault_engine.format.dates import TimeSpan, closeness, date_words
 from vault_engine.retrieval.temporal import resolve
 
 TODAY = date(2023, 8, 15)  # a Tuesday in summer

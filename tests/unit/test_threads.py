@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from vault_engine.retrieval import threads
-from vault_engine.retrieval.threads import Turn
+from vault_engine.format import threads
+from vault_engine.format.threads import Turn
 
 
 def test_thread_of_reads_conversation_and_session_sources() -> None:

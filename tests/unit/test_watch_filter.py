@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from watchfiles import Change
 
-from vault_engine.index.watch import is_relevant, is_temp_name
+from vault_engine.daemon.watch import is_relevant, is_temp_name
 
 ROOT = "/vaults/main"
 ALL_CHANGES = [Change.added, Change.modified, Change.deleted]

@@ -1,4 +1,4 @@
-"""The capture worker: what ``memvault drain-captures`` does with the queue of :mod:`.captures`.
+"""The capture worker: what ``memvault drain-captures`` does with the queue of :mod:`vault_engine.captures`.
 
 Kept apart from the queue: it opens the vault, reads transcripts and may ask the language model,
 while the queue is read by every hook and by ``memvault status``, which load none of that.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .captures import CaptureQueue, CaptureRequest, DrainReport, Permanent
+from ..captures import CaptureQueue, CaptureRequest, DrainReport, Permanent
 
 
 def drain_vault(root: Path | None) -> DrainReport:

@@ -13,7 +13,7 @@ agent's event names are mapped onto memvault's four actions, named as Claude Cod
   :data:`PROMPT_BUDGET` characters; nothing at all when nothing is relevant;
 - ``PreCompact`` and ``SessionEnd``: the transcript's new messages stored as
   episodes of the project (:mod:`.capture`) by a background worker the hook
-  starts (:mod:`.captures`); SessionEnd closes the session.
+  starts (:mod:`vault_engine.captures`); SessionEnd closes the session.
 
 A hook never stands in the agent's way: whatever fails (bad input, a missing
 transcript, a busy vault), it prints nothing, exits 0, and writes one line to
@@ -26,7 +26,7 @@ the model and indexes are warm; this module and what it imports on that path
 load no model, index or click, and :func:`fast_path` answers before the command
 line is even loaded.  Otherwise the vault is opened in this process (and a warm
 server is started for the next hooks).  PreCompact and SessionEnd only queue the
-capture and start a worker for it (:mod:`.captures`); they open no vault.
+capture and start a worker for it (:mod:`vault_engine.captures`); they open no vault.
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import location
+from ..captures import CaptureQueue, kick, start_worker
 from ..config import Environment, environment
 from ..format.text import printable
 from ..limits import MAX_DOCUMENT
 from . import claude_code, codex, copilot, cursor, gemini, opencode
 from .adapter import CONTEXT_ACTIONS, Adapter, HookInput
 from .backend import Answers, LocalVault, ServedVault, Unavailable
-from .captures import CaptureQueue, kick, start_worker
 from .session import AgentSession, session_name
 
 if TYPE_CHECKING:
@@ -244,7 +244,8 @@ class _Fallback:
 
 
 def _capture(agent: str, hook: HookInput, vault: str | None, root: Path | None, cwd: Path) -> None:
-    """Queue the capture and start a worker for it (:mod:`.captures`): the agent does not wait for the model."""
+    """Queue the capture and start a worker for it (:mod:`vault_engine.captures`): the agent does not wait for the
+    model."""
     if not hook.transcript_path:
         raise ValueError("hook input has no transcript_path")
     transcript = Path(hook.transcript_path).expanduser()
@@ -256,7 +257,10 @@ def _capture(agent: str, hook: HookInput, vault: str | None, root: Path | None, 
         root = _open_vault(Path(vault) if vault else None).root
     queue = CaptureQueue(root)
     if getattr(AGENTS[agent], "TRANSIENT_TRANSCRIPT", False):  # gone once the hook returns: the worker reads a copy
-        transcript = queue.keep_transcript(agent, hook.session_id, transcript)
+        from .messages import read_regular
+
+        # a regular file only, and no more than a transcript may hold
+        transcript = queue.keep_transcript(agent, hook.session_id, read_regular(transcript))
     queue.put(agent, hook.session_id, str(transcript), str(cwd), hook.event)
     start_worker(root)
 

@@ -10,7 +10,7 @@ while it serves; a second one started at the same moment exits at once), it
 runs in its own session with stdio on ``/dev/null`` (the agent never waits for
 it, nothing is left as a zombie), and it exits once no request came for
 ``[server] warm_minutes`` (0: no warm server is started).  While it serves it
-also drains the capture queue (:mod:`.captures`).
+also drains the capture queue (:mod:`vault_engine.captures`).
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ def init(settings: Settings, path: str | None, no_git: bool) -> None:
     target = Path(path or settings.vault_path or ".").expanduser().resolve()
     created = create_vault(target, git=not no_git)
     if created and not no_git:  # git's merge drivers for the vault's files, for sharing it
+        from ..gitclone import ensure_registered
         from ..invocation import memvault_command
-        from ..sharing.drivers import ensure_registered
 
         ensure_registered(target, memvault_command())
     message = f"created vault at {target}" if created else f"vault already exists at {target}"

@@ -244,8 +244,8 @@ def show(settings: Settings, memory_id: str, depth: int, project: str | None, al
     not find it); --all-projects shows it.
     """
     from ..context.project import current_project
-    from ..context.scope import search_project
     from ..server.service import read
+    from ..vault.scope import search_project
 
     if project and all_projects:
         raise click.UsageError("--project and --all-projects exclude each other")

@@ -39,8 +39,8 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
         memvault search E1102 --explain --all-projects
     """
     from ..context.project import current_project
-    from ..context.scope import search_project
     from ..retrieval.searcher import SearchRequest
+    from ..vault.scope import search_project
 
     if project and all_projects:
         raise click.UsageError("--project and --all-projects exclude each other: --project narrows the search "

@@ -31,9 +31,9 @@ def setup(settings: Settings) -> None:
     Example:
         memvault git setup && git add .gitattributes && git commit -m "memvault merge drivers"
     """
+    from ..gitclone import ATTRIBUTES_FILE
+    from ..gitclone import setup as run_setup
     from ..invocation import memvault_command
-    from ..sharing.drivers import ATTRIBUTES_FILE
-    from ..sharing.drivers import setup as run_setup
 
     root = settings.open_vault().root
     done = run_setup(root, memvault_command())

@@ -16,7 +16,7 @@ from .options import Settings, common, echo, echo_json
 from .root import cli
 
 if TYPE_CHECKING:
-    from ..index.watch import WatchUpdate
+    from ..daemon.watch import WatchUpdate
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 PROGRESS_MIN_MEMORIES = 128  # fewer take a moment: a bar per edit would only clutter the log
@@ -137,8 +137,8 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     Example:
         memvault watch --vault ~/notes/vault
     """
-    from ..agents.captures import keep_kicking
-    from ..index.watch import watch
+    from ..captures import keep_kicking
+    from ..daemon.watch import watch
 
     vault = settings.open_vault()
     bar = vault.progress

@@ -15,7 +15,7 @@ failure; then relevance to the task text; then title and id.
 
 In a shared vault, a memory whose ``sender`` is someone other than the
 current sender (the request's, else the vault's) says so in its reasons:
-``from another sender: bob`` (see :mod:`vault_engine.sharing.senders`).
+``from another sender: bob`` (see :mod:`vault_engine.senders`).
 
 The search goes as deep as the budget could list (:func:`search_depth`), and its hits are
 not cut at the search's own presentation limit: more budget lists more memories.
@@ -37,14 +37,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import store
+from .. import senders, store
 from ..errors import InvalidInput, VaultError
 from ..format.ids import new_event_id
 from ..format.value import SYNTHESIS_SOURCE
 from ..index.catalog import CatalogRow
 from ..journal import Event
 from ..retrieval.selectors import path_matches
-from ..sharing import senders
 from .manifest import (
     BRIEFEST,
     HOT_LEAD,

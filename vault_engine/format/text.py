@@ -1,4 +1,4 @@
-"""Deterministic text helpers: titles, extractive summaries, paragraphs, one-off detection, text safe to print."""
+"""Deterministic text helpers: titles, summaries, paragraphs, one-off detection, stopwords, text safe to print."""
 
 from __future__ import annotations
 
@@ -27,6 +27,17 @@ _OCCASION_LAST = re.compile(
     r"\s+(?P<phrase>(?:for\s+)?today|for\s+now)\s*(?:[.!?;]|$)"
 )
 
+
+# Function words that match nearly every memory: dropped from full-text queries (not
+# from the index) unless nothing else is left, so "a kitten on the rug"
+# is not a match for every memory that says "a" or "the".
+STOPWORDS = frozenset("""
+a about after all also am an and any are as at be been before being but by can could did do does doing done
+for from had has have having he her here hers him his how i if in into is it its itself just me my myself no
+nor not of off on once only or our ours out over own s same she should so some such t than that the their
+theirs them then there these they this those through to too under until up very was we were what when where
+which while who whom why will with would you your yours
+""".split())
 
 # A note memvault writes in place of a tool's call or output in a captured session
 # ("[tool Bash: npm test]", "[output of Read kept as m-..., 3318 characters]"): not prose.

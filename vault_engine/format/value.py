@@ -74,7 +74,7 @@ class Memory:
     supersedes: str | None = None
     superseded_by: str | None = None
     source: str = "user"
-    sender: str | None = None  # who it came from in a shared vault (see vault_engine.sharing.senders)
+    sender: str | None = None  # who it came from in a shared vault (see vault_engine.senders)
     evidence: tuple[dict[str, Any], ...] = ()
     proof_count: int = 1
     applied: dict[str, int] = field(default_factory=empty_applied)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 
 from ..format.memory import Memory, normalize_text, split_detail
-from ..index.fulltext import STOPWORDS
+from ..format.text import STOPWORDS
 from .similarity import words
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")

@@ -39,11 +39,11 @@ from typing import cast
 
 from ..config import ConsolidationSettings
 from ..format.memory import TRUSTS, Memory, normalize_text
+from ..format.text import STOPWORDS
+from ..format.threads import thread_of
 from ..format.value import SYNTHESIS_SOURCE
-from ..index.fulltext import STOPWORDS
 from ..retrieval.statements import NEGATION as _NEGATION
 from ..retrieval.statements import NUMBER as _NUMBER
-from ..retrieval.threads import thread_of
 from .actions import Action, Change, View, merge_changes
 from .classify import moment_key
 from .clauses import united_text

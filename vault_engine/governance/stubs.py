@@ -33,7 +33,7 @@ from datetime import UTC, datetime, timedelta
 
 from ..format.ids import new_memory_id
 from ..format.memory import Memory, memory_text
-from ..index.fulltext import STOPWORDS
+from ..format.text import STOPWORDS
 from ..journal import Journal
 from ..store import folder_for
 from .actions import Action, Change, View

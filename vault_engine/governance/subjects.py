@@ -46,7 +46,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..format.memory import Memory
-from ..index.fulltext import STOPWORDS
+from ..format.text import STOPWORDS
 from ..retrieval.statements import (
     IDENTIFIER,
     LEADING,

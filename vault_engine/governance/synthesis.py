@@ -34,9 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from ..format.ids import new_memory_id
 from ..format.kinds import Trust
 from ..format.memory import Memory, memory_text, text_digest
-from ..format.text import clip
+from ..format.text import STOPWORDS, clip
 from ..format.value import SYNTHESIS_OF, SYNTHESIS_SOURCE
-from ..index.fulltext import STOPWORDS
 from ..store import folder_for
 from .actions import Action, Change, View
 from .links import link_targets, resolve_link

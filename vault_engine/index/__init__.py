@@ -2,5 +2,6 @@
 
 Sync is plan, then apply: disk (what the files hold) and plan (pure: the changes) feed sync
 (applying them to the catalog, vectors, full text, pages and vocabulary, from what derived says
-each index holds of a memory); watch runs sync as files change.
+each index holds of a memory).  The watcher that runs sync as files change is
+:mod:`vault_engine.daemon.watch`.
 """

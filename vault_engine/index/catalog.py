@@ -20,7 +20,7 @@ from typing import Any
 
 from ..format.memory import Memory, memory_text, text_digest
 from ..format.text import link_text
-from ..retrieval.threads import Turn, thread_of, turn_text
+from ..format.threads import Turn, thread_of, turn_text
 from ..store import ID_SUFFIX, Entry
 from .derived import gist
 from .guard import IndexDb, stale_on_error
@@ -70,7 +70,7 @@ class CatalogRow:
     importance: float = 0.5
     last_applied: datetime | None = None
     source: str = ""
-    thread: str = ""  # the conversation a turn belongs to (see threads.py), else ""
+    thread: str = ""  # the conversation a turn belongs to (see format/threads.py), else ""
     gist: str = ""  # what the indexes read as its summary (see derived.gist): a turn's text to its neighbours
     sender: str = ""  # who it came from in a shared vault ("": not known)
     successor: str = ""  # the memory holding its content now (merged into, compacted into, superseded by), else ""

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..format import threads
+from ..format.dates import date_words
 from ..format.memory import Memory, content_digest
 from ..format.text import HEADING, make_summary, paragraphs, sentence_starts, sentences
-from ..retrieval import threads
-from ..retrieval.dates import date_words
 from ..store import Entry
 from .embedder import Embedder
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import IndexStale, VaultError
-from ..format.text import clip, whole_fragment
+from ..format.text import STOPWORDS, clip, whole_fragment
 from . import segment
 
 SCHEMA_VERSION = "memvault-fulltext-3"  # 3: bigrams of the scripts written without spaces
@@ -48,18 +48,6 @@ def _schema() -> Any:
     for name in RAW_FIELDS:
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
     return builder.build()
-
-
-# Function words that match nearly every memory: dropped from queries (not
-# from the index) unless nothing else is left, so "a kitten on the rug"
-# is not a match for every memory that says "a" or "the".
-STOPWORDS = frozenset("""
-a about after all also am an and any are as at be been before being but by can could did do does doing done
-for from had has have having he her here hers him his how i if in into is it its itself just me my myself no
-nor not of off on once only or our ours out over own s same she should so some such t than that the their
-theirs them then there these they this those through to too under until up very was we were what when where
-which while who whom why will with would you your yours
-""".split())
 
 
 def query_terms(text: str) -> str:

@@ -21,10 +21,10 @@ import numpy as np
 
 from .. import store
 from ..errors import IndexStale, MemoryFileError, VaultError
+from ..format import threads
 from ..format.memory import content_digest
 from ..fsio import remove_temps, write_atomic
 from ..locks import WriterLock
-from ..retrieval import threads
 from ..store import Entry
 from . import details
 from .catalog import Catalog, CatalogRow, row_from_entry

@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import IndexStale
-from .fulltext import STOPWORDS
+from ..format.text import STOPWORDS
 from .guard import ModelIndexDb, stale_on_error
 
 SCHEMA_VERSION = "1"

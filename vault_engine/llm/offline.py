@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import LlmUnavailable
-from ..format.text import HEADING, TOOL_NOTE, clip, first_sentence, make_title
-from ..index.fulltext import STOPWORDS
+from ..format.text import HEADING, STOPWORDS, TOOL_NOTE, clip, first_sentence, make_title
 from .base import Delta, Digest, Sense, Synthesis, Turn
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]+")

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..index.fulltext import STOPWORDS
+from ..format.text import STOPWORDS
 from . import rarity, rerank
 
 # What a hit's words are read from: the memory's own full-text fields (its body included, its

@@ -55,11 +55,11 @@ from datetime import date, datetime
 from typing import Any
 
 from ..config import RetrievalSettings
+from ..format.dates import TimeSpan, closeness
+from ..format.text import STOPWORDS
 from ..index import segment
 from ..index.catalog import CatalogRow
-from ..index.fulltext import STOPWORDS
 from . import temporal
-from .dates import TimeSpan, closeness
 from .fusion import Fused
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)

@@ -32,6 +32,7 @@ import numpy.typing as npt
 from .. import store
 from ..config import VaultConfig
 from ..errors import IndexStale, InvalidInput
+from ..format import threads
 from ..format.memory import TYPES
 from ..index import segment
 from ..index.catalog import Catalog, CatalogRow
@@ -41,7 +42,7 @@ from ..index.filling import built_share
 from ..index.fulltext import FullTextIndex, query_terms
 from ..index.vectors import VectorStore
 from ..index.vocabulary import Vocabulary
-from . import feedback, lanes, relevance, rerank, subjects, threads
+from . import feedback, lanes, relevance, rerank, subjects
 from .collapse import collapse, cut
 from .filters import Columns, Filter
 from .fusion import Fused, boost, fuse, fusion_input, prune

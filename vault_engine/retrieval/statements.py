@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from ..index.fulltext import STOPWORDS
+from ..format.text import STOPWORDS
 from .rerank import stems
 
 NEGATION = re.compile(

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..index.fulltext import STOPWORDS
+from ..format.text import STOPWORDS
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 MIN_TITLES = 3  # a name the vault keeps coming back to leads several titles, not one or two

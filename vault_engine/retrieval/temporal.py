@@ -7,7 +7,7 @@ ranking signal for a memory's day, and :func:`.dates.date_words` spells that day
 full-text index (the other side of the same meeting).
 
 Everything is English, deterministic and locale-free. Weeks are ISO weeks (Monday to Sunday);
-seasons are northern-hemisphere meteorological seasons (see :mod:`.dates`).
+seasons are northern-hemisphere meteorological seasons (see :mod:`..format.dates`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from datetime import date, timedelta
 
-from .dates import (
+from ..format.dates import (
     MONTH_NAMES,
     WEEKDAY_NAMES,
     TimeSpan,

@@ -384,9 +384,9 @@ def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = N
     Requests that name no project are about ``project``, else the repository the server was started in
     (context, search and remember default to it, as for ``memvault mcp``).  With ``idle_exit``, also when
     no request came for that many seconds (the warm server the agent's hooks start, :mod:`vault_engine.agents.warm`).
-    The capture queue of the agents' hooks is drained while it serves (:mod:`vault_engine.agents.captures`).
+    The capture queue of the agents' hooks is drained while it serves (:mod:`vault_engine.captures`).
     """
-    from ..agents.captures import keep_kicking
+    from ..captures import keep_kicking
 
     if not is_loopback(host):  # checked before anything is opened or loaded
         raise InvalidInput(f"refusing to listen on '{host}': memvault serve binds loopback addresses only "

@@ -37,7 +37,7 @@ from .requests import (
 from .views import add_json, change_json, feedback_json, memory_view, status_json
 
 if TYPE_CHECKING:
-    from ..index.watch import WatcherThread
+    from ..daemon.watch import WatcherThread
     from ..retrieval.searcher import SearchRequest as Query
     from ..store import Entry
     from ..vault import Vault
@@ -83,7 +83,7 @@ def visible(entry: Entry, project: str | None) -> Entry:
         MemoryNotFound: the memory belongs to another project. The answer is the one an unknown id gets, so
             an id learned elsewhere tells nothing of another project, not even that the memory exists.
     """
-    from ..context.scope import within
+    from ..vault.scope import within
 
     if not within(entry.memory.scope, entry.memory.project, project):
         raise MemoryNotFound(f"no memory with id {entry.memory.id!r} in project {project} or the global memories")
@@ -105,7 +105,7 @@ class MemoryService:
                  current_project: Callable[[], str | None] | None = None):
         """``default_project``: the project of context requests that name none (the server's repository).
         ``current_project``: the project searches and new memories default to (None: every project, and
-        global memories); ``default_project`` when not given. See :mod:`vault_engine.context.scope`."""
+        global memories); ``default_project`` when not given. See :mod:`vault_engine.vault.scope`."""
         self.vault = vault
         self.source = source
         self._default_project = default_project or (lambda: None)
@@ -140,7 +140,7 @@ class MemoryService:
 
     def watch(self, on_report: Callable[[Any], None] | None = None) -> None:
         """Keep the indexes current in a background thread while edits happen outside (editors, git)."""
-        from ..index.watch import WatcherThread
+        from ..daemon.watch import WatcherThread
 
         if self._watcher is None:
             self._watcher = WatcherThread(self.vault, on_report=on_report).start(timeout=0)
@@ -176,7 +176,7 @@ class MemoryService:
         Narrowed to the current project and the global memories unless the request names a project or
         asks for every project; ``project`` in the answer says which (None: every project).
         """
-        from ..context.scope import search_project
+        from ..vault.scope import search_project
 
         project = search_project(request.project, request.all_projects, self._current_project)
         query = self._search_request(request.query, request.limit, project=project, path=request.path,
@@ -189,7 +189,7 @@ class MemoryService:
 
         Within the current project and the global memories unless the request names a project or asks for
         every project, as a search is: an id a wide search found can be read as widely."""
-        from ..context.scope import search_project
+        from ..vault.scope import search_project
 
         project = search_project(request.project, request.all_projects, self._current_project)
         result = self._run(lambda: read(self.vault, request.id, request.depth, project))

@@ -1,1 +1,1 @@
-"""Sharing a vault through git: merge drivers for memvault\x27s own files, and their set-up."""
+"""Sharing a vault through git: ``memvault git sync``, merging memvault's own files, settling a merge."""

@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING
 
 from .. import fsio, locks
 from ..errors import VaultBusy, VaultError
+from ..gitclone import git_dir, setup
 from ..invocation import memvault_command
 from ..store import JOURNAL_DIR, STATE_DIR
-from .drivers import git_dir, run_driver, setup
+from .drivers import run_driver
 from .gitrepo import STALE_AFTER, git, git_ok, recover_stale_locks
 from .publishing import has_markers, publishable, through_symlink
 from .reconcile import Reconciled, reconcile

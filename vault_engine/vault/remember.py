@@ -9,9 +9,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from .. import store
+from .. import senders, store
 from ..clock import now
-from ..context.scope import folds_into, placement
 from ..errors import ForgottenContent, InvalidInput, VaultError
 from ..format.characters import check, check_data, escape_data
 from ..format.ids import new_memory_id
@@ -22,10 +21,10 @@ from ..format.text import is_one_off, make_summary, make_title
 from ..history import forgotten_as, forgotten_digests
 from ..journal import Event
 from ..limits import MAX_DOCUMENT, MAX_TEXT, check_fields, check_length, too_long
-from ..sharing import senders
 from ..store import Entry, Scan
 from .ports import Open as Vault
 from .results import AddResult, Escaped, ImportResult, NewMemory
+from .scope import folds_into, placement
 
 RECORD_KEY = "record_sha256"  # in the journal events of an import: which record each came from
 

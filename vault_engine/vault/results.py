@@ -124,7 +124,7 @@ class Status:
     index: str
     index_state: str  # current | stale | missing | unreadable
     embedding_model: str
-    captures: dict[str, Any] = field(default_factory=dict)  # the agents' capture queue (agents/captures.py)
+    captures: dict[str, Any] = field(default_factory=dict)  # the agents' capture queue (captures.py)
     # Memories kept although another machine forgot them for good: it forgot an older text (sharing/reconcile.py).
     kept_from_purges: list[str] = field(default_factory=list)
 
@@ -155,6 +155,6 @@ class NewMemory:
     extra: dict[str, Any] = field(default_factory=dict)
     sender: str | None = None  # who it came from (None: whoever the vault writes as; see Vault.sender)
     # The project of the work (the repository the caller is in; None outside one): where a memory goes when
-    # neither scope nor project is given (see vault_engine.context.scope.placement).
+    # neither scope nor project is given (see vault_engine.vault.scope.placement).
     current_project: str | None = None
 

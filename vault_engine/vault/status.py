@@ -16,7 +16,7 @@ def status(vault: Vault) -> Status:
     active = [e.memory for e in scan.active()]
     events = list(vault.journal.events())
     hot = [m for m in active if m.tier == "hot" and m.lifecycle != "superseded"]
-    from ..agents.captures import CaptureQueue
+    from ..captures import CaptureQueue
     from ..index.sync import freshness
 
     index_state, index_text = freshness(vault.root)

@@ -94,8 +94,8 @@ class Vault:
         root = store.discover(explicit)
         config = config_mod.load(root)
         # A fresh clone of a shared vault: git's merge drivers are registered on the first command.
+        from ..gitclone import ensure_registered
         from ..invocation import memvault_command
-        from ..sharing.drivers import ensure_registered
 
         ensure_registered(root, memvault_command())
         return cls(root, config, auto_sync=auto_sync and config.vault.auto_sync, progress=progress)
@@ -121,9 +121,9 @@ class Vault:
     @property
     def sender(self) -> str | None:
         """Who this vault writes as (``[vault] sender``, else git's user.name; see
-        :mod:`vault_engine.sharing.senders`), looked up once; None: unknown."""
+        :mod:`vault_engine.senders`), looked up once; None: unknown."""
         if self._sender is None:
-            from ..sharing.senders import current_sender
+            from ..senders import current_sender
 
             self._sender = (current_sender(self.root, self.config.vault.sender),)
         return self._sender[0]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...agents.captures import keep_kicking
+from ...captures import keep_kicking
 from ...config import environment
 from ...errors import VaultError
 from ..mcp_handshake import (
@@ -41,7 +41,7 @@ from .tools import TOOLS, TOOLS_BY_NAME
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from ...index.watch import WatchUpdate
+    from ...daemon.watch import WatchUpdate
 
 log = logging.getLogger("vault_engine.mcp")
 
@@ -298,7 +298,7 @@ def run(vault_path: str | None, *, watch: bool = True, project: str | None = Non
     The handshake never waits for the model: it loads when the first call needs it (a
     load in the background would slow the handshake down on a small machine), and the
     watcher (``watch``) starts in the background.  The capture queue of the agent's
-    hooks is drained while it serves (:mod:`vault_engine.agents.captures`).  ``project``
+    hooks is drained while it serves (:mod:`vault_engine.captures`).  ``project``
     names the project tool calls default to (else the repository of the working folder).
     With ``http`` (and no server of the vault running yet), the same open vault also
     answers the HTTP API on a free loopback port, recorded in ``.memvault/serve.json``:

@@ -2,7 +2,7 @@
 
 :func:`date_words` spells a memory's ``occurred_at`` day the ways people write dates in questions
 ("8 May 2023", "May 8, 2023", "Monday", "May 2023", "spring"), so a full-text index can match them.
-:class:`TimeSpan` is an inclusive range of days (what :mod:`temporal` reads from a question), and
+:class:`TimeSpan` is an inclusive range of days (what :mod:`..retrieval.temporal` reads from a question), and
 :func:`closeness` turns spans into a soft ranking signal for a memory's day (conversations mention
 events days after they happened, so it decays rather than cuts off).  The rest is calendar
 arithmetic in whole days, ISO weeks (Monday to Sunday), months, northern-hemisphere

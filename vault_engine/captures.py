@@ -18,7 +18,7 @@ request that succeeds is deleted.  A failure records its error and waits
 :data:`BACKOFF` before the next attempt; after :data:`MAX_ATTEMPTS` (or at once
 for input that can never be read) the request is kept, marked failed, for
 ``memvault status`` to show.  Capturing the same transcript twice stores each
-message once (:mod:`.capture`), so running a request again is always safe.
+message once (:mod:`vault_engine.agents.capture`), so running a request again is always safe.
 
 **Who drains.** The hook's worker; the next hook of any kind, which starts a
 worker only when a request is ready (a directory listing, no vault opened);
@@ -30,8 +30,8 @@ same back-off, so its episode is written without anyone running ``watch`` or
 ``ingest`` by hand.
 
 The worker's own work (opening the vault, reading each request's transcript, capturing it) is
-:mod:`.capture_worker`; this module is the queue alone, light enough for every hook and for
-``memvault status``.
+:mod:`vault_engine.agents.capture_worker`; this module is the queue alone, light enough for every hook and
+for ``memvault status``.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..fsio import write_atomic
-from ..locks import WriterLock
+from .fsio import write_atomic
+from .locks import WriterLock
 
 QUEUE_DIR = ".memvault/captures"
 LOCK_NAME = "drain.lock"
@@ -150,15 +150,13 @@ class CaptureQueue:
         write_atomic(self.folder / name, json.dumps(request.to_json()) + "\n", mode=0o600)
         return request
 
-    def keep_transcript(self, agent: str, session_id: str, path: Path) -> Path:
+    def keep_transcript(self, agent: str, session_id: str, data: bytes) -> Path:
         """A copy in the queue of a transcript the agent deletes once its hook returns (OpenCode's plugin
         hands its session over in a temporary file), which the worker reads instead; one per session,
-        replaced by the next (the session's whole history), removed once no request names it."""
+        replaced by the next (the session's whole history), removed once no request names it.  ``data``:
+        the transcript as the hook read it (a regular file only, no more than a transcript may hold)."""
         import hashlib
 
-        from .messages import read_regular
-
-        data = read_regular(path)  # a regular file only, and no more than a transcript may hold
         key = hashlib.sha256(f"{agent}\0{session_id}".encode()).hexdigest()[:24]
         target = self.folder / TRANSCRIPTS_DIR / f"{key}.transcript"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -272,7 +270,7 @@ def start_worker(root: Path) -> Any:
     stdio on /dev/null) that outlives the caller; the caller never waits for it.  Returns the process."""
     import subprocess
 
-    from ..invocation import memvault_command
+    from .invocation import memvault_command
 
     return subprocess.Popen([*memvault_command(), "--vault", str(root), "drain-captures"], cwd=str(root),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

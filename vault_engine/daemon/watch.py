@@ -33,11 +33,11 @@ from ..errors import InvalidInput, VaultError
 
 if TYPE_CHECKING:
     from ..governance.maintain import MaintainReport
+    from ..index.embedder import Embedder
+    from ..index.filling import FillReport
+    from ..index.sync import SyncReport
     from ..sharing.gitsync import GitSyncResult
     from ..vault import Vault
-    from .embedder import Embedder
-    from .filling import FillReport
-    from .sync import SyncReport
 
 log = logging.getLogger(__name__)
 
@@ -273,7 +273,7 @@ class _Watching:
         that arrive meanwhile are synced before the next round); report when none waits."""
         if self.waiting <= 0 or self.stop.is_set() or self.retry_at is not None:
             return
-        from .filling import FillReport
+        from ..index.filling import FillReport
 
         if self.filled is None:
             self.filled, self.fill_total, self.fill_began = FillReport(), self.waiting, time.perf_counter()

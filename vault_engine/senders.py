@@ -20,7 +20,7 @@ import logging
 import subprocess
 from pathlib import Path
 
-from .drivers import git_dir
+from .gitclone import git_dir
 
 log = logging.getLogger(__name__)
 
