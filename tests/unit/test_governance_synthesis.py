@@ -177,3 +177,30 @@ def test_maintain_with_a_model_asks_it_once_across_runs(make_vault: Callable[...
     [synthesis] = synthesized(vault)
     assert synthesis.title == "Billing on Postgres" and synthesis.extra["synthesis_by"] == "model-w"
     assert maintain(vault, now=NOW, replan=True, llm=writer).actions == [] and writer.calls == 1
+
+
+def test_an_overview_a_person_edited_is_never_written_again(make_vault: Callable[..., Vault]) -> None:
+    vault = Vault(make_vault(BILLING_FILES).root, embedder=HashEmbedder())
+    maintain(vault, now=NOW)
+    [synthesis] = synthesized(vault)
+    path = vault.root / vault.scan().get(synthesis.id).path
+    path.write_text(path.read_text(encoding="utf-8") + "Edited by hand: the replica moves in May.\n", encoding="utf-8")
+    member = vault.root / "memories/global/replica.md"
+    member.write_text(member.read_text().replace("eu-west-1", "eu-central-1"), encoding="utf-8")
+    changed = maintain(vault, now=NOW + timedelta(minutes=1))
+    assert ("resynthesize", synthesis.id) not in [(a.kind, a.memory) for a in changed.actions]
+    body = vault.scan().get(synthesis.id).memory.body
+    assert "Edited by hand: the replica moves in May." in body and "eu-central-1" not in body
+
+
+def test_an_unedited_overview_keeps_the_digest_of_its_words_across_rewrites(
+        make_vault: Callable[..., Vault]) -> None:
+    vault = Vault(make_vault(BILLING_FILES).root, embedder=HashEmbedder())
+    maintain(vault, now=NOW)
+    [synthesis] = synthesized(vault)
+    member = vault.root / "memories/global/replica.md"
+    member.write_text(member.read_text().replace("eu-west-1", "eu-central-1"), encoding="utf-8")
+    maintain(vault, now=NOW + timedelta(minutes=1))
+    [rewritten] = synthesized(vault)
+    assert "eu-central-1" in rewritten.body
+    assert rewritten.extra["synthesis_text"] != synthesis.extra["synthesis_text"]

@@ -33,6 +33,7 @@ GOVERNED = frozenset({
 })
 # Keys kept among a memory's extra (unknown) frontmatter keys; None removes the key.
 EXTRA_KEYS = frozenset({"merged_into", "compacted_into", "digest", "synthesis_of", "synthesis_key", "synthesis_by",
+                        "synthesis_text",
                         "nature", "compressed_from", "original_of"})  # a rule retyped; a rule compressed
 
 KINDS = ("repair", "expire", "stale", "tags", "supersede", "merge", "link", "synthesize", "resynthesize", "compact",

@@ -181,8 +181,21 @@ def _new(view: View, members: Sequence[Memory], theme: str) -> Memory:
         importance=max(m.importance for m in members), summary=_summary(members),
         trigger=f"When I need the overview of what I know about {theme}", tags=tuple(tags),
         links=tuple(m.id for m in members), source=SYNTHESIS_SOURCE, created=view.now, updated=view.now,
-        extra={SYNTHESIS_OF: [m.id for m in members], "synthesis_key": fingerprint(members), "synthesis_by": by},
+        extra={SYNTHESIS_OF: [m.id for m in members], "synthesis_key": fingerprint(members), "synthesis_by": by,
+               "synthesis_text": body_digest(body)},
     )
+
+
+def body_digest(body: str) -> str:
+    """What memvault wrote as a synthesis's body (its words; whitespace is no change)."""
+    return text_digest(" ".join(body.split()))[:16]
+
+
+def edited_by_hand(memory: Memory) -> bool:
+    """Whether a person changed the body memvault wrote: it is then theirs, never written over.  A
+    synthesis from a release that kept no digest of its body counts as unedited."""
+    kept = memory.extra.get("synthesis_text")
+    return isinstance(kept, str) and kept != body_digest(memory.body)
 
 
 def _back_links(view: View, members: Iterable[Memory], synthesis_id: str) -> list[Change]:
@@ -225,6 +238,8 @@ def plan_synthesis(view: View, similarity: Similarity) -> list[Action]:
             ))
             continue
         kept.add(current.id)
+        if edited_by_hand(current):
+            continue  # a person's words: the members' changes do not replace them
         rewrite = (current.extra.get("synthesis_key") != fingerprint(members)
                    or (current.extra.get("synthesis_by") == "offline" and view.advisor.model not in (None, "offline")))
         if not rewrite:
@@ -236,7 +251,8 @@ def plan_synthesis(view: View, similarity: Similarity) -> list[Action]:
         change = Change.of(current, title=title, body=body, summary=_summary(members),
                            links=tuple(m.id for m in members), **{SYNTHESIS_OF: [m.id for m in members],
                                                                   "synthesis_key": fingerprint(members),
-                                                                  "synthesis_by": by})
+                                                                  "synthesis_by": by,
+                                                                  "synthesis_text": body_digest(body)})
         changes = [c for c in (change, *_back_links(view, members, current.id)) if c is not None]
         if changes:
             out.append(Action("resynthesize", current.id,
