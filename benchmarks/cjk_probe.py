@@ -26,7 +26,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from vault_engine.retrieval.request import SearchRequest
+from vault_engine.retrieval.request import SearchQuery
 from vault_engine.store import create_vault
 from vault_engine.vault import NewMemory, Vault
 
@@ -72,7 +72,7 @@ def main() -> None:
         asked = [*((q, n, "own") for q, n in OWN), *((q, n, "joined") for q, n in JOINED),
                  *((q, "", "foreign") for q in FOREIGN)]
         for query, name, kind in asked:
-            result = vault.search(SearchRequest(query, weak=True))
+            result = vault.search(SearchQuery(query, weak=True))
             best = result.relevance or {}
             answered = any(not h.weak for h in result.hits) or bool(best.get("subjects"))
             ranked = [h.id for h in result.hits]

@@ -37,7 +37,7 @@ from typing import Any
 from vault_engine.context.director import TaskRequest, build, match, search_depth
 from vault_engine.context.manifest import Manifest
 from vault_engine.format.ids import new_memory_id
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.retrieval.selectors import path_matches
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
@@ -221,7 +221,7 @@ def explain(vault: Vault, name: str, memory_id: str, task: Task, name_of: dict[s
     if standing:
         return "other", "standing candidate yet not delivered"
     depth = search_depth(UNLIMITED)  # as deep as the director searched for the unlimited budget
-    result = vault.search(SearchRequest(task.task, limit=depth, project=task.project, path=task.path, candidates=True))
+    result = vault.search(SearchQuery(task.task, limit=depth, project=task.project, path=task.path, candidates=True))
     hit = next((h for h in result.hits if h.id == memory_id), None)
     if hit is None:
         return "search", f"no selector matched and not in the search's top {depth}"

@@ -55,7 +55,7 @@ def measure(root: Path, runs: int) -> None:
     from vault_engine import store
     from vault_engine.index.disk import STAT_CACHE
     from vault_engine.index.freshness import RecordedStats, changes, compare
-    from vault_engine.retrieval.searcher import SearchRequest
+    from vault_engine.retrieval.searcher import SearchQuery
     from vault_engine.vault import Vault
     from vault_engine.vault.indexes import bring_current
 
@@ -71,7 +71,7 @@ def measure(root: Path, runs: int) -> None:
          "(stat cache kept parsed)")
 
     searcher = vault.searcher()
-    requests = [SearchRequest(q) for q in QUERIES]
+    requests = [SearchQuery(q) for q in QUERIES]
     for request in requests:  # warm: the model, the searcher's caches
         vault.search(request)
     checked: list[float] = []
@@ -99,7 +99,7 @@ def measure(root: Path, runs: int) -> None:
             word = f"quokka{chr(97 + n % 26)}{chr(97 + n // 26 % 26)}berry"  # a word no other memory holds
             target.write_bytes(original + f"\nEdited by hand: {word}.\n".encode())
             started = time.perf_counter()
-            result = vault.search(SearchRequest(word))
+            result = vault.search(SearchQuery(word))
             edited.append(time.perf_counter() - started)
             assert result.hits and result.hits[0].path == target.relative_to(root).as_posix(), "edit not found"
     finally:

@@ -72,7 +72,7 @@ from benchmarks.locomo import (  # the data, the records and the vaults, shared 
     turns_of,
 )
 from vault_engine import config as config_mod
-from vault_engine.retrieval.searcher import Searcher, SearchRequest
+from vault_engine.retrieval.searcher import Searcher, SearchQuery
 from vault_engine.server.requests import SearchRequest as ServiceSearch
 from vault_engine.server.service import MemoryService
 
@@ -140,7 +140,7 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
                     if not gold:
                         continue
                     started = time.perf_counter()
-                    hits = searcher.search(SearchRequest(str(qa["question"]), limit=10)).hits
+                    hits = searcher.search(SearchQuery(str(qa["question"]), limit=10)).hits
                     timings[name].append(time.perf_counter() - started)
                     ranked = _turns(hits, owners)
                     r5 = len(gold & set(ranked[:5])) / len(gold)
@@ -150,7 +150,7 @@ def evaluate(data: list[dict[str, Any]], fmt: str, setups: dict[str, dict[str, A
                     folds[name][conversation].append((category, r10))
                     deep = list(ranked)
                     if analyse:
-                        deep_hits = searcher.search(SearchRequest(str(qa["question"]), limit=DEPTH)).hits
+                        deep_hits = searcher.search(SearchQuery(str(qa["question"]), limit=DEPTH)).hits
                         deep += [d for d in _turns(deep_hits, owners) if d not in ranked]
                     gold_ranks = {g: (deep.index(g) + 1 if g in deep[:DEPTH] else None) for g in sorted(gold)}
                     for rank in gold_ranks.values():

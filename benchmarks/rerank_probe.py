@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from benchmarks.locomo import CATEGORIES, DEFAULT_DATA, clean_evidence, turns_of
 from vault_engine import config as config_mod
-from vault_engine.retrieval.searcher import Hit, Searcher, SearchRequest
+from vault_engine.retrieval.searcher import Hit, Searcher, SearchQuery
 from vault_engine.vault import Vault
 
 RANK_LANES = ("fts", "summary", "body", "context", "sentence", "vector")
@@ -78,7 +78,7 @@ def collect(data: list[dict[str, Any]], cache: Path, fmt: str = "chat") -> list[
             gold = set(clean_evidence(list(qa.get("evidence") or []), known))
             if category not in CATEGORIES or not gold:
                 continue
-            hits = searcher.search(SearchRequest(str(qa["question"]), limit=50)).hits
+            hits = searcher.search(SearchQuery(str(qa["question"]), limit=50)).hits
             top = hits[0].score if hits else 1.0
             for rank, hit in enumerate(hits):
                 turns = owners.get(hit.id, [])

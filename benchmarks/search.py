@@ -115,7 +115,7 @@ def build(args: argparse.Namespace) -> int:
 def search(args: argparse.Namespace) -> dict[str, Any]:
     from stress import synthetic
     from vault_engine import config as config_mod
-    from vault_engine.retrieval.searcher import Searcher, SearchRequest
+    from vault_engine.retrieval.searcher import Searcher, SearchQuery
     from vault_engine.vault import Vault
 
     size: int = args.child_search
@@ -147,9 +147,9 @@ def search(args: argparse.Namespace) -> dict[str, Any]:
     bare = Searcher(root, dataclasses.replace(config, retrieval=dataclasses.replace(
         config.retrieval, rerank=False, weight_feedback=0.0)), embedder)
 
-    def request(number: int) -> SearchRequest:
+    def request(number: int) -> SearchQuery:
         query = queries[number]
-        return SearchRequest(query.text, limit=args.limit, project=query.project, types=query.types)
+        return SearchQuery(query.text, limit=args.limit, project=query.project, types=query.types)
 
     try:
         started = time.perf_counter()

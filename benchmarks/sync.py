@@ -66,7 +66,7 @@ def with_cache(root: Path, cache: Path) -> Any:
 
 
 def child(args: argparse.Namespace) -> dict[str, Any]:
-    from vault_engine.retrieval.searcher import SearchRequest
+    from vault_engine.retrieval.searcher import SearchQuery
     from vault_engine.vault import Vault
 
     size: int = args.child
@@ -107,7 +107,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         report = vault.sync(vectors=False)
         words = time.perf_counter() - started
         started = time.perf_counter()
-        early = vault.search(SearchRequest(QUERIES[0], limit=10))
+        early = vault.search(SearchQuery(QUERIES[0], limit=10))
         first_search = time.perf_counter() - started
         started = time.perf_counter()
         report.filled(vault.fill_vectors())
@@ -156,7 +156,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         latencies = []
         for n in range(max(args.repeats, 1) * len(QUERIES)):
             started = time.perf_counter()
-            vault.search(SearchRequest(QUERIES[n % len(QUERIES)], limit=10))
+            vault.search(SearchQuery(QUERIES[n % len(QUERIES)], limit=10))
             latencies.append(time.perf_counter() - started)
         line("search", f"{1000 * statistics.median(latencies):.1f} ms",
              f"median of {len(latencies)} searches (vectors built)")

@@ -246,12 +246,12 @@ def client_worker(number: int, seed: int, cli: Cli, stop: threading.Event) -> No
 def inprocess_worker(number: int, seed: int, vault: str, until: float, out: str) -> None:
     """A worker process calling :class:`Vault` in-process (model loaded once), until the time ``until``."""
     from vault_engine.errors import VaultBusy, VaultError
-    from vault_engine.retrieval.searcher import SearchRequest
+    from vault_engine.retrieval.searcher import SearchQuery
     from vault_engine.vault import NewMemory, Vault
 
     rng = random.Random(seed * 4001 + number)
     opened = Vault(Path(vault), auto_sync=True)
-    opened.search(SearchRequest("warm up the model", limit=1))  # loading the model is not a wait for a writer
+    opened.search(SearchQuery("warm up the model", limit=1))  # loading the model is not a wait for a writer
     figures: dict[str, Any] = {"operations": Counter(), "retries": 0, "failures": [], "added": [], "corrected": [],
                                "search_ms": [], "index_warnings": 0, "conflicts": 0}
 
@@ -262,7 +262,7 @@ def inprocess_worker(number: int, seed: int, vault: str, until: float, out: str)
             return opened.correct(args[0], args[1]).id
         if kind == "search":
             started = time.perf_counter()
-            opened.search(SearchRequest(args[0], limit=5))
+            opened.search(SearchQuery(args[0], limit=5))
             figures["search_ms"].append((time.perf_counter() - started) * 1000)
             return None
         opened.sync()
@@ -349,7 +349,7 @@ def editor(vault: Path, seed: int, tally: Tally, stop: threading.Event) -> None:
 def reader(vault: str, seed: int, until: float, out: str) -> None:
     """In-process searches (kept-open indexes and model), timed, until the monotonic time ``until``."""
     from vault_engine.errors import VaultBusy, VaultError
-    from vault_engine.retrieval.searcher import SearchRequest
+    from vault_engine.retrieval.searcher import SearchQuery
     from vault_engine.vault import Vault
 
     rng = random.Random(seed * 31)
@@ -357,12 +357,12 @@ def reader(vault: str, seed: int, until: float, out: str) -> None:
     latencies: list[float] = []
     retries = 0
     failures: list[str] = []
-    opened.search(SearchRequest("warm up the model", limit=1))
+    opened.search(SearchQuery("warm up the model", limit=1))
     while time.time() < until:
         query = " ".join(rng.sample(WORDS, 3))
         started = time.perf_counter()
         try:
-            opened.search(SearchRequest(query, limit=5))
+            opened.search(SearchQuery(query, limit=5))
         except VaultBusy:
             retries += 1
             continue

@@ -1072,7 +1072,7 @@ def phase_vault(figures: Figures, cases: Sequence[Case], verdicts: dict[str, Ver
     """All cases in one vault, in process: scan, sync (twice), search, context, maintain."""
     from vault_engine.context.director import TaskRequest, build
     from vault_engine.index.fakes import HashEmbedder
-    from vault_engine.retrieval.searcher import SearchRequest
+    from vault_engine.retrieval.searcher import SearchQuery
     from vault_engine.vault import Vault
 
     root, outside = workdir / "vault", workdir / "outside"
@@ -1107,14 +1107,14 @@ def phase_vault(figures: Figures, cases: Sequence[Case], verdicts: dict[str, Ver
                 continue
             checked += 1
             token = next(w for w in case.data.decode("utf-8").split() if w.startswith("zq"))
-            hits = vault.search(SearchRequest(token, limit=50, trust=("system", "learned"))).hits
+            hits = vault.search(SearchQuery(token, limit=50, trust=("system", "learned"))).hits
             found += any(h.id == verdict.memory_id for h in hits)
         figures.counters["search_checked"], figures.counters["search_found"] = checked, found
         if found != checked:
             figures.fail(f"search found {found} of {checked} valid memories by a word only they hold")
         for task in ("deploy to staging", "write tests with pytest fixtures", "café 日本語"):
             build(vault, TaskRequest(task, project="github.com/acme/api", path="src/app.py"), record=False)
-        vault.search(SearchRequest("deploy staging"))
+        vault.search(SearchQuery("deploy staging"))
         check_unchanged(figures, "sync/search/context", before, snapshot(root), bad=bad)
         known = govern_ids(root)
         before = snapshot(root)

@@ -42,7 +42,7 @@ from vault_engine.cli import cli
 from vault_engine.context.director import TaskRequest, build
 from vault_engine.format.memory import render
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.server import http as http_api
 from vault_engine.server.mcp import CurrentProject, call_tool
 from vault_engine.server.served import Served
@@ -166,7 +166,7 @@ def characters_on_every_path(workdir: Path) -> dict[str, Any]:
                             out["unreadable"].append(f"{case}: {problems[:1] or 'nothing holds the text'}")
                             continue
                         reader.sync()
-                        hits = reader.search(SearchRequest(f"{token} setting", limit=10, weak=True, trust=TRUSTS))
+                        hits = reader.search(SearchQuery(f"{token} setting", limit=10, weak=True, trust=TRUSTS))
                         if not set(holders) & {h.id for h in hits.hits}:
                             out["unsearchable"].append(case)
                     else:
@@ -246,7 +246,7 @@ def id_collisions(workdir: Path, count: int = 60, seed: int = 20261201) -> dict[
     entries = fresh.scan().entries
     for n, memory_id in enumerate(ids):
         original = originals[memory_id]
-        hits = {h.id: h for h in fresh.search(SearchRequest(facts[n], limit=10, weak=True)).hits}
+        hits = {h.id: h for h in fresh.search(SearchQuery(facts[n], limit=10, weak=True)).hits}
         given = build(fresh, TaskRequest(facts[n]), record=False).to_json()
         delivered = {i["id"]: i["title"] for i in given["resident"] + given["manifest"]}
         if (fresh.find(memory_id).path != original or entries[memory_id].path != original

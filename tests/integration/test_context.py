@@ -22,7 +22,7 @@ from vault_engine.context.director import (
 )
 from vault_engine.index.catalog import CatalogRow
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -284,7 +284,7 @@ def test_more_budget_lists_more_memories_past_the_searchs_own_limit(make_vault: 
     for n in range(45):
         vault.add(NewMemory(f"Kafka consumer note {n}: the orders topic consumer {n} commits offsets after "
                             f"processing each batch of {n + 2} records, then sleeps for {n} seconds."))
-    shown = vault.search(SearchRequest("kafka consumer offsets orders topic")).hits
+    shown = vault.search(SearchQuery("kafka consumer offsets orders topic")).hits
     assert len(shown) < 10
     listed = []
     for budget in (2000, 4000, 6000, 20000):

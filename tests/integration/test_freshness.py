@@ -13,7 +13,7 @@ import pytest
 from click.testing import Result
 
 from vault_engine.errors import MemoryNotFound
-from vault_engine.retrieval.searcher import SearchRequest as Query
+from vault_engine.retrieval.searcher import SearchQuery as Query
 from vault_engine.server.requests import ContextRequest, ReadRequest, SearchRequest
 from vault_engine.server.service import MemoryService
 from vault_engine.vault import Vault

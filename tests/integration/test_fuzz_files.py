@@ -176,9 +176,9 @@ def test_counts_beyond_what_sqlite_holds_are_reported_not_a_crash(make_vault: Ca
 
 
 def store_request(query: str) -> Any:
-    from vault_engine.retrieval.searcher import SearchRequest
+    from vault_engine.retrieval.searcher import SearchQuery
 
-    return SearchRequest(query)
+    return SearchQuery(query)
 
 
 def test_a_date_near_the_end_of_the_calendar_does_not_stop_maintain(make_vault: Callable[..., Vault]) -> None:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ def real(make_vault: Callable[..., Vault]) -> Vault:
 
 
 def hits(vault: Vault, query: str) -> list[str]:
-    return [h.id for h in vault.search(SearchRequest(query)).hits]
+    return [h.id for h in vault.search(SearchQuery(query)).hits]
 
 
 def test_customers_and_racks_that_differ_by_number_stay_distinct(real: Vault) -> None:

@@ -46,9 +46,9 @@ def test_an_external_paraphrase_links_to_the_trusted_memory_and_never_merges(rea
     assert "merge" not in report.counts() and report.counts().get("link") == 2
     scan = real.scan()
     assert scan.get(trusted).memory.trust == "system" and not scan.get(copy).in_trash
-    from vault_engine.retrieval.searcher import SearchRequest
+    from vault_engine.retrieval.searcher import SearchQuery
 
-    assert [h.id for h in real.search(SearchRequest("production deploys make release")).hits] == [trusted]
+    assert [h.id for h in real.search(SearchQuery("production deploys make release")).hits] == [trusted]
 
 
 def test_a_no_longer_reversal_supersedes(real: Vault) -> None:

@@ -32,7 +32,7 @@ from vault_engine.context.director import TaskRequest, build
 from vault_engine.daemon.watch import WatcherThread
 from vault_engine.errors import InvalidInput, PathEscapeError
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.server import http as http_api
 from vault_engine.server.mcp import render_search
 from vault_engine.server.service import MemoryService
@@ -124,7 +124,7 @@ def test_crafted_titles_and_project_keys_stay_inside_and_read_back_as_given(live
         if key is not None:
             assert entry.memory.project == key and entry.memory.scope == "project"
     for n in range(len(CRAFTED_TITLES)):  # every one indexed and found
-        assert live.search(SearchRequest(f"qz{n}k", limit=3)).hits[0].title == CRAFTED_TITLES[n].strip()
+        assert live.search(SearchQuery(f"qz{n}k", limit=3)).hits[0].title == CRAFTED_TITLES[n].strip()
     # A NUL no file can hold as text: refused, naming the field (docs/reliability.md#characters-a-memory-cannot-hold).
     with pytest.raises(InvalidInput, match=r"^title: U\+0000"):
         live.add(NewMemory("Crafted NUL title body.", title="nul\x00title"))
@@ -170,7 +170,7 @@ def test_wikilinks_pointing_outside_resolve_to_nothing(live: Vault, tmp_path: Pa
     shown = run(live.root, "--json", "show", memory_id, "--depth", "1")
     assert shown.exit_code == 0, shown.output
     assert [link["id"] for link in json.loads(shown.output)["links"]] == [None] * len(links)
-    hits = live.search(SearchRequest("memory linking out of the vault")).hits
+    hits = live.search(SearchQuery("memory linking out of the vault")).hits
     assert {h.id for h in hits} <= {e.memory.id for e in live.scan().active()}
 
 
@@ -187,7 +187,7 @@ def elsewhere(tmp_path: Path) -> Path:
 
 
 def _found(vault: Vault, memory_id: str, query: str) -> bool:
-    result = vault.search(SearchRequest(query, trust=("any",), limit=50))
+    result = vault.search(SearchQuery(query, trust=("any",), limit=50))
     return memory_id in {h.id for h in result.hits} | {h.id for h in result.revivable}
 
 
@@ -294,10 +294,10 @@ def test_external_injection_is_never_in_a_context_resident_or_not(injected: tupl
 
 def test_external_injection_is_labelled_wherever_it_appears(injected: tuple[Vault, dict[str, str]]) -> None:
     vault, made = injected
-    default = vault.search(SearchRequest("vendor instructions"))
+    default = vault.search(SearchQuery("vendor instructions"))
     assert not {made["plain"], made["passive"]} & {h.id for h in default.hits}
     for trust in (("external",), ("any",)):
-        result = vault.search(SearchRequest("vendor instructions reveal secret", trust=trust))
+        result = vault.search(SearchQuery("vendor instructions reveal secret", trust=trust))
         hit = next(h for h in result.hits if h.id == made["plain"])
         assert hit.trust == "external" and "external source: check before relying on it" in hit.why
         assert "external source" in render_search(result.to_json())  # what an MCP client reads

@@ -17,7 +17,7 @@ from vault_engine import store
 from vault_engine.cli import cli
 from vault_engine.context.director import TaskRequest, build
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
 FACTS = [
@@ -77,10 +77,10 @@ def test_the_originals_stay_what_show_search_and_context_give(collided: tuple[Va
         assert vault.find(memory_id).path == originals[memory_id]  # show
         assert vault.entry(memory_id).memory.title.startswith("Copied") is False
         assert vault.scan().entries[memory_id].path == originals[memory_id]
-        hits = vault.search(SearchRequest(FACTS[n], limit=5, weak=True)).hits
+        hits = vault.search(SearchQuery(FACTS[n], limit=5, weak=True)).hits
         assert hits and hits[0].id == memory_id and hits[0].path == originals[memory_id]
     for n in range(len(FACTS)):
-        hits = vault.search(SearchRequest(f"Impostor number {n}", limit=20, weak=True)).hits
+        hits = vault.search(SearchQuery(f"Impostor number {n}", limit=20, weak=True)).hits
         assert all(h.path == originals[h.id] and not h.title.startswith("Copied") for h in hits)
     for n, memory_id in enumerate(ids):
         delivered = build(vault, TaskRequest(FACTS[n]), record=False).to_json()
@@ -129,7 +129,7 @@ def test_repair_gives_each_newcomer_an_id_of_its_own_and_rollback_takes_it_back(
         assert scan.entries[item.old].path == originals[item.old]
         assert scan.entries[item.new].path == item.path and scan.entries[item.new].memory.title.startswith("Copied")
     n = ids.index(done[0].old)
-    hits = vault.search(SearchRequest(f"Impostor number {n}", limit=5, weak=True,
+    hits = vault.search(SearchQuery(f"Impostor number {n}", limit=5, weak=True,
                                       trust=("system", "learned", "external"))).hits
     assert done[0].new in [h.id for h in hits]  # now searched as the memory it is
     assert vault.repair() == []  # nothing left to repair

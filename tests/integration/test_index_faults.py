@@ -35,7 +35,7 @@ from vault_engine.index.catalog import Catalog
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.fulltext import FullTextIndex
 from vault_engine.index.sync import freshness
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import NewMemory, Vault
 from vault_engine.vault.indexes import clear_embedding_cache
@@ -71,7 +71,7 @@ def built(make_vault: Callable[..., Vault]) -> tuple[Vault, dict[str, str]]:
         "cache": vault.add(NewMemory("The cache expires after ten minutes.", tags=("cache",))).id,
         "deploy": vault.add(NewMemory("Deploys go through the staging pipeline first.", project="github.com/a/b")).id,
     }
-    assert vault.search(SearchRequest("gateway trace header")).hits[0].id == made["gateway"]
+    assert vault.search(SearchQuery("gateway trace header")).hits[0].id == made["gateway"]
     # As if that search had run in another process: nothing of it stays open or mapped in memory
     # (damaging a file that Tantivy still maps would crash this process, SIGBUS, not test memvault).
     vault.searcher().close()
@@ -143,7 +143,7 @@ def test_damaged_state_is_rebuilt_by_the_next_search_and_the_markdown_is_untouch
     before = markdown(vault.root)
     DAMAGE[damage](vault.root / STATE_DIR)
     fresh = Vault(vault.root, embedder=HashEmbedder())  # a new process: nothing cached
-    result = fresh.search(SearchRequest("gateway trace header"))
+    result = fresh.search(SearchQuery("gateway trace header"))
     top = result.hits[0]
     assert top.id == made["gateway"]
     assert "fts" in top.lanes and "summary" in top.lanes, (damage, top.lanes)  # no lane silently lost
@@ -151,7 +151,7 @@ def test_damaged_state_is_rebuilt_by_the_next_search_and_the_markdown_is_untouch
         assert result.notice.count("\n") == 0 and result.notice.startswith("notice: ")
     assert fresh.sync().plan.empty  # the repair left nothing for the next sync
     assert freshness(vault.root)[0] == "current"
-    assert {h.id for h in fresh.search(SearchRequest("cache expires minutes")).hits} >= {made["cache"]}
+    assert {h.id for h in fresh.search(SearchQuery("cache expires minutes")).hits} >= {made["cache"]}
     assert markdown(vault.root) == before
 
 
@@ -161,7 +161,7 @@ def test_a_part_emptied_behind_the_engines_back_is_named_in_the_notice(built: tu
     """Regression: these used to give an internal error (an empty catalog) or to lose a lane silently."""
     vault, _ = built
     DAMAGE[damage](vault.root / STATE_DIR)
-    notice = Vault(vault.root, embedder=HashEmbedder()).search(SearchRequest("gateway")).notice
+    notice = Vault(vault.root, embedder=HashEmbedder()).search(SearchQuery("gateway")).notice
     assert notice is not None and notice.count("\n") == 0
     assert ("disagree" in notice and "rebuilt" in notice) or "were empty; built them" in notice
 
@@ -171,7 +171,7 @@ def test_a_stale_part_is_refilled_without_re_embedding_the_vault(built: tuple[Va
     vault, made = built
     _garble(vault.root / STATE_DIR / "catalog.sqlite")
     fake = HashEmbedder()
-    result = Vault(vault.root, embedder=fake).search(SearchRequest("gateway trace header"))
+    result = Vault(vault.root, embedder=fake).search(SearchQuery("gateway trace header"))
     assert result.hits[0].id == made["gateway"] and result.notice and "rebuilt" in result.notice
     assert fake.calls == 1  # the query alone: every stored vector was kept
 
@@ -190,7 +190,7 @@ def test_a_rebuild_cut_short_is_finished_by_the_next_search(built: tuple[Vault, 
         Vault(vault.root, embedder=Broken()).sync(full=True)
     # The words were indexed before the model was needed: the vault is searchable, its vectors wait.
     assert Catalog(vault.root / STATE_DIR / "catalog.sqlite").count() == len(made)
-    result = Vault(vault.root, embedder=HashEmbedder()).search(SearchRequest("gateway trace header"))
+    result = Vault(vault.root, embedder=HashEmbedder()).search(SearchQuery("gateway trace header"))
     assert result.hits[0].id == made["gateway"]
     assert result.notice is not None and result.notice.startswith("vectors 0% built")
     assert Vault(vault.root, embedder=HashEmbedder()).sync().pending == 0
@@ -200,7 +200,7 @@ def test_an_empty_vault_searches_without_a_notice(make_vault: Callable[..., Vaul
     vault = Vault(make_vault().root, embedder=HashEmbedder())
     vault.sync()
     for _ in range(2):
-        result = vault.search(SearchRequest("anything"))
+        result = vault.search(SearchQuery("anything"))
         assert result.hits == [] and result.notice is None
 
 
@@ -306,13 +306,13 @@ def test_a_full_disk_while_indexing_keeps_the_memory_and_the_indexes(
     assert vault.entry(added.id).memory.title == "Written while the index disk is full"
     assert vault.index_warning is not None and "disk is full" in vault.index_warning
     assert vault.index_warning.count("\n") == 0 and "memvault sync" in vault.index_warning
-    assert vault.search(SearchRequest("gateway trace header")).hits[0].id == made["gateway"]  # still there
+    assert vault.search(SearchQuery("gateway trace header")).hits[0].id == made["gateway"]  # still there
     with pytest.raises(VaultError, match="disk is full") as caught:
         vault.sync()
     assert not isinstance(caught.value, IndexStale)
     monkeypatch.setattr(FullTextIndex, "_apply", real)
     assert added.id in vault.sync().plan.added  # space again: the next sync catches up
-    assert vault.search(SearchRequest("index disk full")).hits[0].id == added.id
+    assert vault.search(SearchQuery("index disk full")).hits[0].id == added.id
 
 
 def _namespace_tmpfs_works() -> bool:
@@ -331,7 +331,7 @@ import json, os, sys
 from pathlib import Path
 from vault_engine.errors import VaultError
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.store import create_vault
 from vault_engine.vault import NewMemory, Vault
 
@@ -339,7 +339,7 @@ root = Path(sys.argv[1]) / "vault"
 create_vault(root, git=False)
 vault = Vault(root, auto_sync=True, embedder=HashEmbedder())
 first = vault.add(NewMemory("The gateway rejects requests without a trace header.")).id
-vault.search(SearchRequest("gateway"))
+vault.search(SearchQuery("gateway"))
 def snapshot():
     return {str(p): p.read_bytes() for p in root.rglob("*")
             if p.is_file() and ".memvault" not in p.parts and p.name != "INDEX.md"}
@@ -367,7 +367,7 @@ out["temps"] = [p.name for p in root.rglob(".*.tmp")]
 import shutil; shutil.rmtree(filler)
 again = Vault(root, auto_sync=True, embedder=HashEmbedder())
 out["retry"] = again.add(NewMemory("Written once there is room.")).id
-out["found"] = [h.id for h in again.search(SearchRequest("gateway trace header")).hits][:1] == [first]
+out["found"] = [h.id for h in again.search(SearchQuery("gateway trace header")).hits][:1] == [first]
 print(json.dumps(out))
 """
 
@@ -417,4 +417,4 @@ def test_a_missing_model_package_is_one_line_and_writes_still_save(built: tuple[
         == {k: v for k, v in before.items() if not k.startswith("journal/")}
     with_model = Vault(vault.root, embedder=HashEmbedder())  # the package is back
     assert with_model.sync().pending == 0  # its words were indexed at once; its vectors now
-    assert with_model.search(SearchRequest("saved while the model was missing")).hits[0].id == added.stdout.strip()
+    assert with_model.search(SearchQuery("saved while the model was missing")).hits[0].id == added.stdout.strip()

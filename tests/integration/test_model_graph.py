@@ -16,7 +16,7 @@ from vault_engine.config import EmbeddingSettings
 from vault_engine.errors import ModelUnavailable
 from vault_engine.index import model_graph
 from vault_engine.index.embedder import DEFAULT_MODEL, FastEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -138,7 +138,7 @@ def test_switching_the_graph_rebuilds_the_vectors_instead_of_mixing_them(make_va
     fast = FastEmbedder(config.embedding, vault.root / ".memvault" / "models", graphs)
     report = Vault(vault.root, config, embedder=fast).sync()
     assert report.embedded > 0 and fast.calls > 0  # every vector computed again by the int8 graph
-    result = Vault(vault.root, config, embedder=fast).search(SearchRequest("which port does staging postgres use"))
+    result = Vault(vault.root, config, embedder=fast).search(SearchQuery("which port does staging postgres use"))
     assert [hit.title for hit in result.hits][:1] == ["The staging database runs Postgres 16 on port 5433"]
     assert result.vectors is None or result.vectors.get("pending") == 0
 

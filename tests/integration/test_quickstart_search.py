@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 
@@ -20,7 +20,7 @@ def test_the_memory_every_lane_ranks_first_stays_first_in_the_quick_start_search
     create_vault(tmp_path / "vault", git=False)
     vault = Vault(tmp_path / "vault", auto_sync=True)
     assert not vault.import_jsonl((REPO / "scripts" / "examples.jsonl").read_text(encoding="utf-8").splitlines()).errors
-    hits = vault.search(SearchRequest("how do we check changes before committing", limit=2)).hits
+    hits = vault.search(SearchQuery("how do we check changes before committing", limit=2)).hits
     assert [h.title for h in hits] == ["Run the tests before proposing a commit", "Review checklist"]
     first, second = hits
     assert all(rank == 1 for rank in first.lanes.values())

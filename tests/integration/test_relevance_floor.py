@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from vault_engine.cli import cli
 from vault_engine.context.director import TaskRequest, build
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.server.mcp.render import render_search
 from vault_engine.server.requests import SearchRequest as ServiceSearch
 from vault_engine.server.service import MemoryService
@@ -38,10 +38,10 @@ def world(vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> tuple[Vau
 @pytest.mark.parametrize("query", UNRELATED)
 def test_a_query_the_vault_holds_nothing_about_answers_no_hits(world: tuple[Vault, list[str]], query: str) -> None:
     vault, _made = world
-    result = vault.search(SearchRequest(query))
+    result = vault.search(SearchQuery(query))
     assert result.hits == []
     assert result.notice is not None and "relevance floor" in result.notice and "weak" in result.notice
-    asked = vault.search(SearchRequest(query, weak=True))
+    asked = vault.search(SearchQuery(query, weak=True))
     assert asked.hits, "with weak the closest memories are listed"
     assert all(h.weak and h.evidence < vault.config.retrieval.relevance_floor for h in asked.hits)
     assert all(any(w.startswith("weak: evidence") for w in h.why) for h in asked.hits)
@@ -52,7 +52,7 @@ def test_a_query_the_vault_holds_is_answered_and_its_hit_clears_the_floor(world:
     vault, made = world
     for query, expected in (("staging bastion", made[1]), ("how long does the CDN cache static files", made[2]),
                             ("commit message style", made[0])):
-        result = vault.search(SearchRequest(query))
+        result = vault.search(SearchQuery(query))
         assert result.hits and result.hits[0].id == expected, query
         top = result.hits[0]
         assert not top.weak and top.evidence >= vault.config.retrieval.relevance_floor
@@ -65,7 +65,7 @@ def test_the_floor_is_a_setting(world: tuple[Vault, list[str]]) -> None:
     vault, _made = world
     (vault.root / "memvault.toml").write_text("[retrieval]\nrelevance_floor = 0.0\n", encoding="utf-8")
     relaxed = Vault(vault.root)
-    assert relaxed.search(SearchRequest("legacy FTP uploader passive mode")).hits
+    assert relaxed.search(SearchQuery("legacy FTP uploader passive mode")).hits
 
 
 def test_cli_prints_the_notice_and_lists_weak_matches_only_when_asked(world: tuple[Vault, list[str]]) -> None:
@@ -116,7 +116,7 @@ def test_a_raw_multi_sentence_memory_is_found_by_a_paraphrase_of_its_last_senten
     target = vault.add(NewMemory(
         "We moved the nightly jobs to a new scheduler last spring. The old cron box was retired in May. "
         "Backups of the billing database now run at 3 am and are kept for thirty days.")).id
-    hits = vault.search(SearchRequest("how long do we keep copies of the billing data")).hits
+    hits = vault.search(SearchQuery("how long do we keep copies of the billing data")).hits
     assert hits and hits[0].id == target and not hits[0].weak
 
 
@@ -132,19 +132,19 @@ def test_a_question_about_a_subject_the_vault_is_tagged_with_counts_its_name(mak
     for n, text in enumerate(["Work was busy this week.", "I finally fixed my bike."]):
         vault.add(NewMemory(f"Caroline: {text}", title=f"Caroline: {text}", tags=("Caroline",),
                             source=f"conversation:c1#D2:{n}"), allow_one_off=True)
-    about_her = vault.search(SearchRequest("What are Melanie's politics?", weak=True))
-    stranger = vault.search(SearchRequest("What are Gertrude's politics?", weak=True))
+    about_her = vault.search(SearchQuery("What are Melanie's politics?", weak=True))
+    stranger = vault.search(SearchQuery("What are Gertrude's politics?", weak=True))
     best = max(h.evidence for h in about_her.hits)
     assert any(not h.weak for h in about_her.hits)  # her turns clear the floors
     assert max(h.evidence for h in stranger.hits) < best
-    assert vault.search(SearchRequest("What are Melanie's politics?")).hits
+    assert vault.search(SearchQuery("What are Melanie's politics?")).hits
     # The same memories with the tag inferred: the name weighs by its rarity again.
     inferred = Vault(make_vault().root, auto_sync=True)
     for text in ("I went hiking with my family near the lake.", "My kids loved the camping trip."):
         inferred.add(NewMemory(f"Melanie: {text}", title=f"Melanie: {text}", tags=("Melanie",), type="episode",
                                authority="inferred"), allow_one_off=True)
     inferred.add(NewMemory("Caroline: Work was busy this week.", tags=("Caroline",)))
-    hits = inferred.search(SearchRequest("What are Melanie's politics?", weak=True)).hits
+    hits = inferred.search(SearchQuery("What are Melanie's politics?", weak=True)).hits
     assert max(h.evidence for h in hits) < best
 
 
@@ -169,12 +169,12 @@ def test_a_question_naming_a_subject_is_answered_below_the_floor_and_a_stranger_
         vault.add(NewMemory(f"John: {text}", title=f"John: {text}", tags=("John",),
                             source=f"conversation:c1#D2:{n}"), allow_one_off=True)
     floor = vault.config.retrieval.relevance_floor
-    about_her = vault.search(SearchRequest("Which European countries has Maria visited?"))
+    about_her = vault.search(SearchQuery("Which European countries has Maria visited?"))
     assert about_her.hits, "a question about the vault's subject is answered"
     assert all(h.weak and h.evidence < floor for h in about_her.hits), "no hit clears the floor: all are weak"
     assert about_her.notice is not None and "names Maria" in about_her.notice and "marked weak" in about_her.notice
     assert about_her.relevance["subjects"] == ["Maria"] and about_her.weak_left_out == 0
-    stranger = vault.search(SearchRequest("Which European countries has Gertrude visited?"))
+    stranger = vault.search(SearchQuery("Which European countries has Gertrude visited?"))
     assert stranger.hits == [] and stranger.relevance["subjects"] == []
     assert stranger.notice is not None and "left out" in stranger.notice
     # The service HTTP and MCP call says the same (on a vault of its own: it searches in its thread).
@@ -196,8 +196,8 @@ def test_with_the_shipped_floors_a_question_about_the_subject_finds_her_turns(
                                 source=f"conversation:c1#D1:{n}"), allow_one_off=True).id
             for n, text in enumerate(["Last year I took a solo trip and took this picture in Spain.",
                                       "Work was busy this week, lots of meetings."])]
-    about_her = vault.search(SearchRequest("Which European countries has Maria visited?"))
+    about_her = vault.search(SearchQuery("Which European countries has Maria visited?"))
     assert about_her.hits and about_her.hits[0].id == made[0] and not about_her.hits[0].weak
     assert about_her.relevance["named"]["best"] > 0  # the memory carries "Maria"
-    stranger = vault.search(SearchRequest("Which European countries has Gertrude visited?"))
+    stranger = vault.search(SearchQuery("Which European countries has Gertrude visited?"))
     assert stranger.hits == []

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from vault_engine import config as config_mod
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ def with_settings(vault: Vault, **changes: Any) -> Vault:
 
 
 def ranked(vault: Vault, query: str, limit: int = 10) -> list[str]:
-    return [h.id for h in vault.search(SearchRequest(query, limit=limit, weak=True)).hits]
+    return [h.id for h in vault.search(SearchQuery(query, limit=limit, weak=True)).hits]
 
 
 def turn(vault: Vault, chat: str, position: str, speaker: str, text: str,
@@ -86,7 +86,7 @@ def test_a_reply_is_found_through_the_turn_before_it(chat: tuple[Vault, dict[str
     alone = with_settings(vault, weight_feedback=0.0, vector_drop_tags=False, rerank_tag_gate=0.0)
     on = ranked(alone, query, limit=3)
     assert made["answer"] in on
-    hit = next(h for h in alone.search(SearchRequest(query, limit=3, weak=True)).hits if h.id == made["answer"])
+    hit = next(h for h in alone.search(SearchQuery(query, limit=3, weak=True)).hits if h.id == made["answer"])
     assert "context" in hit.lanes or "thread" in hit.rerank
     off = ranked(with_settings(vault, weight_feedback=0.0, vector_drop_tags=False, rerank_tag_gate=0.0,
                                rerank_thread=0.0, fts_context=0.0), query, limit=10)
@@ -112,7 +112,7 @@ def test_a_date_in_the_question_picks_the_memory_from_then(chat: tuple[Vault, di
     # The two paintings' closeness to the query also moves the tag feature (held to the topic):
     # the dates' own effect is measured without that.
     alone = with_settings(vault, rerank_tag_gate=0.0)
-    hits = alone.search(SearchRequest(query, limit=3, weak=True)).hits
+    hits = alone.search(SearchQuery(query, limit=3, weak=True)).hits
     assert hits[0].id == made["sunset-july"]
     assert hits[0].rerank.get("time", 1.0) > 1.0
     assert any("date the query names" in line for line in hits[0].why)
@@ -123,11 +123,11 @@ def test_a_date_in_the_question_picks_the_memory_from_then(chat: tuple[Vault, di
 def test_one_sentence_of_a_long_turn_answers_a_question(chat: tuple[Vault, dict[str, str]]) -> None:
     """Sentence lane: the question matches one sentence of a long turn better than the whole turn."""
     vault, made = chat
-    hit = next(h for h in vault.search(SearchRequest("Where did Caroline move from?", limit=10, weak=True)).hits
+    hit = next(h for h in vault.search(SearchQuery("Where did Caroline move from?", limit=10, weak=True)).hits
                if h.id == made["sweden"])
     assert hit.similarity["sentence"] > hit.similarity["summary"]
     without = with_settings(vault, sentence_lane=False).search(
-        SearchRequest("Where did Caroline move from?", weak=True)).hits
+        SearchQuery("Where did Caroline move from?", weak=True)).hits
     assert all("sentence" not in h.similarity and "sentence" not in h.lanes for h in without)
 
 
@@ -141,13 +141,13 @@ def test_expansion_with_the_vaults_own_words_when_turned_on(make_vault: Callable
     for text in ("Sam bakes sourdough bread on Sundays.", "Sam drives an old red pickup truck.",
                  "Sam's sister studies marine biology."):
         vault.add(NewMemory(text))
-    hits = vault.search(SearchRequest("Does Sam do any martial arts?", weak=True)).hits
+    hits = vault.search(SearchQuery("Does Sam do any martial arts?", weak=True)).hits
     hit = next(h for h in hits if h.id == target)
     assert hit.lanes["expansion"] == 1  # "Sam" alone matches every memory in full text
     assert any("taekwondo for 'martial'" in line or "taekwondo for 'arts'" in line for line in hit.why)
     assert hits[0].id == target
     plain = with_settings(vault, weight_expansion=0.0).search(
-        SearchRequest("Does Sam do any martial arts?", weak=True)).hits
+        SearchQuery("Does Sam do any martial arts?", weak=True)).hits
     assert all("expansion" not in h.lanes for h in plain)
 
 
@@ -156,7 +156,7 @@ def turns(vault: Vault, chat: str, lines: list[tuple[str, str]]) -> list[str]:
 
 
 def scores(vault: Vault, query: str) -> dict[str, Any]:
-    return {h.id: h for h in vault.search(SearchRequest(query, limit=20, weak=True)).hits}
+    return {h.id: h for h in vault.search(SearchQuery(query, limit=20, weak=True)).hits}
 
 
 def test_feedback_finds_the_other_items_of_a_list(make_vault: Callable[..., Vault]) -> None:
@@ -232,7 +232,7 @@ def test_the_query_words_a_long_memory_says_late_in_its_body_count(make_vault: C
     episode = vault.add(NewMemory(body, title="Gina: Morning! Long week", type="episode", authority="inferred",
                                   tags=("keep",)), allow_one_off=True).id
     vault.add(NewMemory("Jon runs a dance studio."))  # the re-ranker looks at two candidates at least
-    hit = next(h for h in vault.search(SearchRequest("How does Gina keep her store running?", weak=True)).hits
+    hit = next(h for h in vault.search(SearchQuery("How does Gina keep her store running?", weak=True)).hits
                if h.id == episode)
     assert "store" not in hit.summary.casefold()
     assert hit.rerank["terms"] > 1.5  # "gina", "keep", "store" and "run" are all in the body
@@ -245,11 +245,11 @@ def test_an_inferred_memorys_tags_are_not_taken_for_whom_it_is_about(make_vault:
     stated = vault.add(NewMemory("Gina opened a clothing store downtown.", tags=("gina",))).id
     guessed = vault.add(NewMemory("Gina talked about the store and the dance studio.", type="episode",
                                   authority="inferred", tags=("gina",)), allow_one_off=True).id
-    hits = {h.id: h for h in vault.search(SearchRequest("What store did Gina open?", weak=True)).hits}
+    hits = {h.id: h for h in vault.search(SearchQuery("What store did Gina open?", weak=True)).hits}
     assert hits[stated].rerank.get("tags", 1.0) > 1.0
     assert "tags" not in hits[guessed].rerank
     off = {h.id: h for h in with_settings(vault, rerank_tags=0.0).search(
-        SearchRequest("What store did Gina open?", weak=True)).hits}
+        SearchQuery("What store did Gina open?", weak=True)).hits}
     assert off[guessed].score == pytest.approx(hits[guessed].score)
 
 
@@ -277,7 +277,7 @@ def test_an_untagged_note_is_about_the_name_its_title_leads_with(make_vault: Cal
                       ("m3", "Melanie: I ran a charity race for mental health.")):
         made[key] = vault.add(NewMemory(text, title=text[:60])).id
     query = "Where did Caroline go camping?"
-    hits = {h.id: h for h in vault.search(SearchRequest(query, weak=True)).hits}
+    hits = {h.id: h for h in vault.search(SearchQuery(query, weak=True)).hits}
     assert hits[made["mine"]].rerank.get("tags", 1.0) > 1.0
     assert "tags" not in hits[made["theirs"]].rerank
     assert ranked(vault, query)[0] == made["mine"]

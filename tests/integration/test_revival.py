@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -22,9 +22,9 @@ def test_a_trashed_memory_is_offered_only_when_it_clears_the_relevance_floor(
         vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
     vault, (lunch, _deploy) = vault_of([LUNCH, DEPLOY])
     vault.forget(lunch)
-    unrelated = vault.search(SearchRequest("what is the weather in Paris"))
+    unrelated = vault.search(SearchQuery("what is the weather in Paris"))
     assert unrelated.hits == [] and unrelated.revivable == []
-    asked = vault.search(SearchRequest("when is lunch in the office"))
+    asked = vault.search(SearchQuery("when is lunch in the office"))
     assert [h.id for h in asked.revivable] == [lunch]
     offer = asked.revivable[0]
     assert not offer.weak and offer.evidence >= vault.config.retrieval.relevance_floor
@@ -37,6 +37,6 @@ def test_the_trashed_half_of_a_merge_is_not_offered_while_its_survivor_is_a_hit(
     older = vault.add(NewMemory(DEPLOY)).id
     newer = vault.add(NewMemory(DEPLOY_PARAPHRASE)).id
     assert [(a.kind, a.memory, a.related) for a in vault.maintain().actions] == [("merge", older, (newer,))]
-    result = vault.search(SearchRequest("production deploys from the main branch with make release"))
+    result = vault.search(SearchQuery("production deploys from the main branch with make release"))
     assert result.hits[0].id == older and newer not in [h.id for h in result.hits]
     assert result.revivable == []

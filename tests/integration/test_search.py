@@ -13,7 +13,7 @@ import pytest
 from vault_engine.errors import InvalidInput
 from vault_engine.index.disk import FINE_RACY_NS
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.retrieval.selectors import path_matches
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import NewMemory, Vault
@@ -34,7 +34,7 @@ def live(vault: Vault) -> Vault:
 
 
 def ids(vault: Vault, query: str, **options: object) -> list[str]:
-    return [h.id for h in vault.search(SearchRequest(query, **options)).hits]  # type: ignore[arg-type]
+    return [h.id for h in vault.search(SearchQuery(query, **options)).hits]  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -78,13 +78,13 @@ def test_type_filter(filled: tuple[Vault, dict[str, str]]) -> None:
     vault, made = filled
     assert ids(vault, "deploy helm", types=("procedure",)) == [made["procedure"]]
     with pytest.raises(InvalidInput, match="unknown type"):
-        vault.search(SearchRequest("deploy", types=("nonsense",)))
+        vault.search(SearchQuery("deploy", types=("nonsense",)))
 
 
 def test_external_only_when_asked_and_labelled(filled: tuple[Vault, dict[str, str]]) -> None:
     vault, made = filled
     assert made["external"] not in ids(vault, "blog Fridays deploys", limit=20)
-    asked = vault.search(SearchRequest("blog Fridays deploys", trust=("external",)))
+    asked = vault.search(SearchQuery("blog Fridays deploys", trust=("external",)))
     assert [h.id for h in asked.hits] == [made["external"]]
     assert asked.hits[0].trust == "external"
     assert any("external source" in reason for reason in asked.hits[0].why)
@@ -97,7 +97,7 @@ def test_external_only_when_asked_and_labelled(filled: tuple[Vault, dict[str, st
 def test_trashed_never_a_hit_but_offered_for_revival(filled: tuple[Vault, dict[str, str]]) -> None:
     vault, made = filled
     vault.forget(made["procedure"])
-    result = vault.search(SearchRequest("make release helm upgrade"))
+    result = vault.search(SearchQuery("make release helm upgrade"))
     assert made["procedure"] not in [h.id for h in result.hits]
     assert [h.id for h in result.revivable] == [made["procedure"]]
     assert result.to_json()["revivable"][0]["restore"] == f"memvault trash restore {made['procedure']}"
@@ -107,7 +107,7 @@ def test_trashed_never_a_hit_but_offered_for_revival(filled: tuple[Vault, dict[s
 
 def test_explain_names_every_lane_and_boost(filled: tuple[Vault, dict[str, str]]) -> None:
     vault, made = filled
-    hit = vault.search(SearchRequest("linter committing")).hits[0]
+    hit = vault.search(SearchQuery("linter committing")).hits[0]
     assert hit.id == made["global"]
     assert hit.lanes["fts"] == 1 and "summary" in hit.lanes
     assert hit.why[0] == "full text: rank 1"
@@ -126,11 +126,11 @@ def test_feedback_is_seeded_only_by_turns_of_a_conversation(filled: tuple[Vault,
     """Facts, episodes and documents are whole in themselves: no feedback lane for them; a turn
     (a source with a place in a conversation) seeds it."""
     vault, _made = filled
-    assert all("feedback" not in h.lanes for h in vault.search(SearchRequest("deploys helm cluster")).hits)
+    assert all("feedback" not in h.lanes for h in vault.search(SearchQuery("deploys helm cluster")).hits)
     for n, text in enumerate(("We deploy the api with helm.", "Helm charts live in the infra repo.",
                               "The cluster runs in Frankfurt.")):
         vault.add(NewMemory(text, type="episode", source=f"conversation:chat#{n + 1}"), allow_one_off=True)
-    assert any("feedback" in h.lanes for h in vault.search(SearchRequest("deploys helm cluster")).hits)
+    assert any("feedback" in h.lanes for h in vault.search(SearchQuery("deploys helm cluster")).hits)
 
 
 def test_only_tags_many_memories_carry_leave_the_vector_query(make_vault: Callable[..., Vault]) -> None:
@@ -145,7 +145,7 @@ def test_only_tags_many_memories_carry_leave_the_vector_query(make_vault: Callab
     vault.add(NewMemory("The rare orchid blooms in March.", tags=("orchid",)))
 
     def dropped(searcher: Vault, query: str) -> list[str]:
-        return [line for h in searcher.search(SearchRequest(query)).hits for line in h.why
+        return [line for h in searcher.search(SearchQuery(query)).hits for line in h.why
                 if line.startswith("vector query without")]
 
     assert dropped(vault, "What does Alice's orchid need?")
@@ -175,11 +175,11 @@ def test_limit_and_character_budget(make_vault: Callable[..., Vault], monkeypatc
     assert len(ids(vault, "kubernetes pods probe")) == 10  # retrieval.limit
     monkeypatch.setenv("MEMVAULT_RETRIEVAL_MAX_CONTEXT_CHARS", "200")
     tight = live(vault)
-    hits = tight.search(SearchRequest("kubernetes pods probe")).hits
+    hits = tight.search(SearchQuery("kubernetes pods probe")).hits
     assert 0 < len(hits) < 5
     assert sum(h.chars for h in hits) <= 200 or len(hits) == 1
     with pytest.raises(InvalidInput, match="needs a query"):
-        vault.search(SearchRequest("   "))
+        vault.search(SearchQuery("   "))
 
 
 def test_near_duplicates_collapse_into_the_best(make_vault: Callable[..., Vault]) -> None:
@@ -192,7 +192,7 @@ def test_near_duplicates_collapse_into_the_best(make_vault: Callable[..., Vault]
     })
     vault = live(vault)
     vault.sync()
-    hits = vault.search(SearchRequest("payment webhook retries backoff")).hits
+    hits = vault.search(SearchQuery("payment webhook retries backoff")).hits
     found = [h.id for h in hits]
     assert len([i for i in found if i in ("m-01aaaaaaaaaaaaaaaaaaaaaaaa", "m-01bbbbbbbbbbbbbbbbbbbbbbbb")]) == 1
     assert "m-01cccccccccccccccccccccccc" in found
@@ -211,12 +211,12 @@ def test_linked_neighbours_join_at_half_score_when_asked(make_vault: Callable[..
     vault = make_vault(files)
     vault = live(vault)
     vault.sync()
-    by_default = {h.id: h for h in vault.search(SearchRequest("incident runbook channel", limit=40)).hits}
+    by_default = {h.id: h for h in vault.search(SearchQuery("incident runbook channel", limit=40)).hits}
     assert by_default[rota].score < by_default[runbook].score * 0.5  # links move nothing unless asked
     assert not any(r.startswith("linked from") for r in by_default[rota].why)
     (vault.root / "memvault.toml").write_text("[retrieval]\nneighbour_factor = 0.5\n", encoding="utf-8")
     vault = live(Vault(vault.root))
-    by_id = {h.id: h for h in vault.search(SearchRequest("incident runbook channel", limit=40)).hits}
+    by_id = {h.id: h for h in vault.search(SearchQuery("incident runbook channel", limit=40)).hits}
     assert by_id[runbook].why[0] == "full text: rank 1"
     assert by_id[rota].score == pytest.approx(by_id[runbook].score * 0.5)
     assert by_id[rota].why[-1] == f"linked from {runbook} (0.5 x its score)"
@@ -247,30 +247,30 @@ def test_path_matches() -> None:
 def test_missing_or_garbled_state_is_rebuilt_by_search(filled: tuple[Vault, dict[str, str]]) -> None:
     vault, made = filled
     shutil.rmtree(vault.root / STATE_DIR)
-    result = vault.search(SearchRequest("linter"))
+    result = vault.search(SearchQuery("linter"))
     assert result.notice and "built the search indexes" in result.notice
     assert made["global"] in [h.id for h in result.hits]
     (vault.root / STATE_DIR / "catalog.sqlite").write_bytes(b"this is not a database" * 100)
-    result = vault.search(SearchRequest("linter"))
+    result = vault.search(SearchQuery("linter"))
     assert result.notice and "rebuilt" in result.notice
     assert made["global"] in [h.id for h in result.hits]
 
 
 def test_a_rename_keeps_the_id_and_the_hits(filled: tuple[Vault, dict[str, str]]) -> None:
     vault, made = filled
-    before = vault.search(SearchRequest("linter")).hits[0]
+    before = vault.search(SearchQuery("linter")).hits[0]
     source = vault.root / before.path
     target = vault.root / "memories/global/renamed-by-hand.md"
     source.rename(target)
     report = vault.sync()
     assert report.plan.moved == (made["global"],) and report.embedded == 0
-    after = vault.search(SearchRequest("linter")).hits[0]
+    after = vault.search(SearchQuery("linter")).hits[0]
     assert after.id == made["global"] and after.path == "memories/global/renamed-by-hand.md"
 
 
 def test_a_file_invalid_for_a_while_keeps_its_hits(filled: tuple[Vault, dict[str, str]]) -> None:
     vault, made = filled
-    path = vault.root / vault.search(SearchRequest("linter")).hits[0].path
+    path = vault.root / vault.search(SearchQuery("linter")).hits[0].path
     good = path.read_text()
     path.write_text(good.replace("type: ", "type: [unclosed", 1))
     report = vault.sync()
@@ -286,7 +286,7 @@ def test_search_reads_no_memory_file(filled: tuple[Vault, dict[str, str]], monke
     # A file written in the last clock tick is checked by its bytes once (see index/disk.py): let the
     # tick pass, then the warm-up records the files as settled.
     time.sleep(2 * FINE_RACY_NS / 1e9)
-    vault.search(SearchRequest("warm up"))
+    vault.search(SearchQuery("warm up"))
     opened: list[str] = []
     real_read_bytes = Path.read_bytes
 
@@ -310,7 +310,7 @@ def test_damage_found_past_the_open_is_rebuilt(make_vault: Callable[..., Vault])
     assert len(data) > 3 * 4096
     data[4096:] = b"\xff" * (len(data) - 4096)  # the header still reads; the rows do not
     catalog.write_bytes(bytes(data))
-    result = vault.search(SearchRequest("gateway trace header"))
+    result = vault.search(SearchQuery("gateway trace header"))
     assert result.notice and "rebuilt" in result.notice
     assert result.hits[0].id == target
     catalog.write_bytes(bytes(data))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vault_engine.index.fulltext import FullTextIndex
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import Vault
 
 pytestmark = pytest.mark.slow
@@ -37,7 +37,7 @@ def world(vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> tuple[Vau
 def test_a_word_of_the_text_finds_and_answers_its_memory(world: tuple[Vault, list[str]], query: str,
                                                           memory: int) -> None:
     vault, made = world
-    result = vault.search(SearchRequest(query))
+    result = vault.search(SearchQuery(query))
     assert result.hits and result.hits[0].id == made[memory], query
     top = result.hits[0]
     assert not top.weak and top.evidence >= vault.config.retrieval.relevance_floor
@@ -52,17 +52,17 @@ def test_a_word_of_the_text_finds_and_answers_its_memory(world: tuple[Vault, lis
                                    "週末は映画を見に行く"])
 def test_an_unrelated_query_answers_nothing(world: tuple[Vault, list[str]], query: str) -> None:
     vault, _made = world
-    result = vault.search(SearchRequest(query))
+    result = vault.search(SearchQuery(query))
     assert result.hits == []
     assert result.notice is not None and "relevance floor" in result.notice
-    asked = vault.search(SearchRequest(query, weak=True))
+    asked = vault.search(SearchQuery(query, weak=True))
     assert asked.hits and all(h.weak for h in asked.hits)
     assert all(any("does not read the query's script" in w for w in h.why) for h in asked.hits)
 
 
 def test_english_queries_still_count_the_models_meaning(world: tuple[Vault, list[str]]) -> None:
     vault, made = world
-    result = vault.search(SearchRequest("how long are static files cached"))
+    result = vault.search(SearchQuery("how long are static files cached"))
     assert result.hits and result.hits[0].id == made[3] and not result.hits[0].weak
     assert not any("does not read" in w for w in result.hits[0].why)
 
@@ -93,4 +93,4 @@ def test_an_english_snippet_keeps_its_invisible_characters(tmp_path: Path) -> No
 
 def test_a_word_between_brackets_is_found(vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
     vault, made = vault_of(["「確認」する"])
-    assert [h.id for h in vault.search(SearchRequest("確認")).hits] == made
+    assert [h.id for h in vault.search(SearchQuery("確認")).hits] == made

@@ -15,7 +15,7 @@ import pytest
 from click.testing import Result
 
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
 pytestmark = pytest.mark.slow
@@ -52,7 +52,7 @@ def test_twelve_memories_sharing_a_template_are_all_returned(make_vault: Callabl
     vault = live(make_vault())
     made = [vault.add(NewMemory(factory(n), title=f"Test factory make_user_{n}")).id for n in range(1, 13)]
     assert closest_pair(vault, made) >= vault.config.retrieval.duplicate_similarity
-    hits = vault.search(SearchRequest("test factory user", limit=50)).hits
+    hits = vault.search(SearchQuery("test factory user", limit=50)).hits
     assert sorted(h.id for h in hits) == sorted(made)
     assert all(not h.duplicates and not h.conflicts for h in hits)
 
@@ -68,7 +68,7 @@ def test_the_same_sentence_written_otherwise_folds_into_the_most_recently_update
         "memories/global/c.md": note(other, "The payment webhook secret rotates monthly.", "2025-06-01T09:00:00Z"),
     }))
     vault.sync()
-    hits = vault.search(SearchRequest("payment webhook retries backoff")).hits
+    hits = vault.search(SearchQuery("payment webhook retries backoff")).hits
     ids = [h.id for h in hits]
     assert newer in ids and older not in ids and other in ids
     shown = hits[ids.index(newer)]
@@ -90,7 +90,7 @@ def test_correcting_a_memory_into_a_duplicate_of_an_older_one_shows_the_correcti
     }))
     vault.sync()
     corrected = vault.correct(wrong, "Deploys go through the release pipeline on Tuesdays.").id
-    hits = vault.search(SearchRequest("deploys tuesdays release pipeline")).hits
+    hits = vault.search(SearchQuery("deploys tuesdays release pipeline")).hits
     assert [h.id for h in hits] == [corrected]  # the older lowercase one folds into the correction
     assert hits[0].duplicates == [lowercase]
     place = f"the current version of its duplicates (updated last): shown in the place of {lowercase}"
@@ -108,7 +108,7 @@ def test_a_correction_that_keeps_a_title_with_another_value_is_not_hidden(make_v
     vault.sync()
     corrected = vault.correct(wrong, "Deploys go through the release pipeline on Tuesdays.").id
     # The same text as the older memory, but the title someone wrote, kept, still says Mondays: both are shown.
-    ids = [h.id for h in vault.search(SearchRequest("deploys tuesdays release pipeline")).hits]
+    ids = [h.id for h in vault.search(SearchQuery("deploys tuesdays release pipeline")).hits]
     assert corrected in ids and lowercase in ids and wrong not in ids
 
 
@@ -118,7 +118,7 @@ def test_conflicting_values_are_returned_side_by_side(make_vault: Callable[..., 
     for n in range(8):
         vault.add(NewMemory(f"Static assets note {n}: the bundle for page {n} is built by the asset pipeline."))
     high = vault.add(NewMemory(TTL_3600)).id
-    hits = vault.search(SearchRequest("CDN cache TTL static assets", limit=20)).hits
+    hits = vault.search(SearchQuery("CDN cache TTL static assets", limit=20)).hits
     ids = [h.id for h in hits]
     assert low in ids and high in ids
     first = min(ids.index(low), ids.index(high))
@@ -169,6 +169,6 @@ def test_a_merged_memory_is_not_offered_while_its_survivor_is_folded_into_a_hit(
     }))
     vault.sync()
     vault.forget(merged)
-    result = vault.search(SearchRequest("payment webhook retries backoff"))
+    result = vault.search(SearchQuery("payment webhook retries backoff"))
     assert [h.id for h in result.hits] == [current] and result.hits[0].duplicates == [survivor]
     assert result.revivable == []

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from click.testing import Result
 
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import Vault
 
@@ -35,7 +35,7 @@ def world(vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> tuple[Vau
 
 def test_a_paraphrase_with_no_shared_words_is_found_by_the_vector_lane(world: tuple[Vault, list[str]]) -> None:
     vault, made = world
-    hit = vault.search(SearchRequest("A kitten rested upon a rug")).hits[0]
+    hit = vault.search(SearchQuery("A kitten rested upon a rug")).hits[0]
     assert hit.id == made[0]
     assert "fts" not in hit.lanes and hit.why[0] == "full text: no match"
     assert hit.lanes.get("summary") == 1 or hit.lanes.get("body") == 1
@@ -43,16 +43,16 @@ def test_a_paraphrase_with_no_shared_words_is_found_by_the_vector_lane(world: tu
 
 def test_a_rare_exact_token_is_found_by_the_bm25_lane(world: tuple[Vault, list[str]]) -> None:
     vault, made = world
-    hit = vault.search(SearchRequest("E1102")).hits[0]
+    hit = vault.search(SearchQuery("E1102")).hits[0]
     assert hit.id == made[3] and hit.lanes["fts"] == 1
     assert "E1102" in hit.snippet or "E1102" in hit.summary
 
 
 def test_hybrid_ranks_the_right_memory_first_for_a_natural_question(world: tuple[Vault, list[str]]) -> None:
     vault, made = world
-    assert vault.search(SearchRequest("how should I format python files?")).hits[0].id == made[5]
-    assert vault.search(SearchRequest("which framework is the phone app built with")).hits[0].id == made[6]
-    assert vault.search(SearchRequest("what database does staging use")).hits[0].id == made[4]
+    assert vault.search(SearchQuery("how should I format python files?")).hits[0].id == made[5]
+    assert vault.search(SearchQuery("which framework is the phone app built with")).hits[0].id == made[6]
+    assert vault.search(SearchQuery("what database does staging use")).hits[0].id == made[4]
 
 
 def test_cli_add_then_search_without_a_sync_step(run_cli: Callable[..., Result]) -> None:

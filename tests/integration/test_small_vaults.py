@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.conftest import run_memvault
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.server.requests import SearchRequest as ServiceSearch
 from vault_engine.server.service import MemoryService
 from vault_engine.vault import NewMemory, Vault
@@ -39,7 +39,7 @@ def test_the_readme_first_commands_find_the_memory_they_added() -> None:
 def test_a_one_memory_vault_answers_a_paraphrase(vault_of: Callable[[list[str]], tuple[Vault, list[str]]],
                                                   query: str) -> None:
     vault, made = vault_of([PNPM])
-    result = vault.search(SearchRequest(query))
+    result = vault.search(SearchQuery(query))
     assert [h.id for h in result.hits] == made
     assert not result.hits[0].weak and result.notice is None
 
@@ -49,7 +49,7 @@ def test_a_one_memory_vault_answers_a_paraphrase(vault_of: Callable[[list[str]],
 def test_a_one_memory_vault_stays_quiet_for_an_unrelated_question(
         vault_of: Callable[[list[str]], tuple[Vault, list[str]]], query: str) -> None:
     vault, _made = vault_of([PNPM])
-    result = vault.search(SearchRequest(query))
+    result = vault.search(SearchQuery(query))
     assert result.hits == [] and result.weak_left_out == 1
 
 
@@ -59,10 +59,10 @@ def test_the_verdict_does_not_change_when_an_unrelated_memory_is_added(
     vault, made = vault_of([PNPM])
     queries = ["how do I install the dependencies here?", "which package manager should I use?",
                "what is the weather in Paris"]
-    before = {q: vault.search(SearchRequest(q, weak=True)).hits for q in queries}
+    before = {q: vault.search(SearchQuery(q, weak=True)).hits for q in queries}
     vault.add(NewMemory("Lunch is usually at noon in the office canteen"))
     for query in queries:
-        after = {h.id: h for h in vault.search(SearchRequest(query, weak=True)).hits}
+        after = {h.id: h for h in vault.search(SearchQuery(query, weak=True)).hits}
         hit = next(h for h in before[query] if h.id == made[0])
         assert after[made[0]].weak == hit.weak, query
         assert after[made[0]].evidence == pytest.approx(hit.evidence, abs=1e-6), query
@@ -72,10 +72,10 @@ def test_a_memory_that_names_what_the_query_names_clears_the_lower_floors(
         vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
     """A paraphrase may say the rest in other words; a name it does not carry is not paraphrased."""
     vault, made = vault_of(["My manager is Priya Raman; our one-on-one is on Thursdays"])
-    boss = vault.search(SearchRequest("who is my boss"))
+    boss = vault.search(SearchQuery("who is my boss"))
     assert [h.id for h in boss.hits] == made and not boss.hits[0].weak
     assert any("names, numbers and identifiers" in w or "relevance floor" in w for w in boss.hits[0].why)
-    stranger = vault.search(SearchRequest("who is Gertrude's boss"))
+    stranger = vault.search(SearchQuery("who is Gertrude's boss"))
     assert stranger.hits == []
 
 
@@ -102,8 +102,8 @@ def test_no_weak_memory_ranks_above_one_that_clears_the_floor(
                             "Continuous integration runs on GitHub Actions; the workflow is .github/workflows/ci.yml",
                             "The staging environment lives at staging.acme.internal and resets every night"])
     for query in ("where do we keep credentials", "Sicherung der Datenbank", "how do we build the images"):
-        hits = vault.search(SearchRequest(query, weak=True)).hits
+        hits = vault.search(SearchQuery(query, weak=True)).hits
         flags = [h.weak for h in hits]
         assert flags == sorted(flags), (query, [(h.title, h.weak) for h in hits])
-    hits = vault.search(SearchRequest("where do we keep credentials")).hits
+    hits = vault.search(SearchQuery("where do we keep credentials")).hits
     assert hits[0].id == made[0] and not hits[0].weak

@@ -10,7 +10,7 @@ import pytest
 from vault_engine.index.catalog import Catalog
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.vectors import VectorStore
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import NewMemory, Vault
 
@@ -23,7 +23,7 @@ def turn(vault: Vault, position: str, text: str, thread: str = "chat-1") -> str:
 
 def context_hits(vault: Vault, query: str) -> list[str]:
     """Ids whose full-text match came only through the context field (their own text lacks the words)."""
-    return [h.id for h in vault.search(SearchRequest(query, limit=10)).hits if "fts" in h.lanes]
+    return [h.id for h in vault.search(SearchQuery(query, limit=10)).hits if "fts" in h.lanes]
 
 
 def lanes_of(vault: Vault, memory_id: str) -> set[str]:
@@ -102,7 +102,7 @@ def test_explain_names_the_context_lane_only_for_turns(make_vault: Callable[...,
     turn(vault, "1", "We adopted a kitten named Luna.")
     turn(vault, "2", "She sleeps all day.")
     vault.add(NewMemory("Kittens need vaccines at eight weeks."))
-    for hit in vault.search(SearchRequest("kitten")).hits:
+    for hit in vault.search(SearchQuery("kitten")).hits:
         has_lane = any(line.startswith("vector context") for line in hit.why)
         assert has_lane == (hit.title != "Kittens need vaccines at eight weeks")
 

@@ -19,7 +19,7 @@ from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.model_graph import graph_name
 from vault_engine.index.sync import FILL_LOCK, vectors_waiting
 from vault_engine.locks import WriterLock
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.store import STATE_DIR
 from vault_engine.vault import NewMemory, Vault
 from vault_engine.vault.indexes import INLINE_FILL
@@ -41,12 +41,12 @@ def test_a_rebuilt_index_takes_every_vector_from_the_cache(make_vault: Callable[
         vault.add(NewMemory(text))
     first = vault.sync()
     assert first.pending == 0
-    before = vault.search(SearchRequest("when do deploys happen", limit=3)).hits[0].id
+    before = vault.search(SearchQuery("when do deploys happen", limit=3)).hits[0].id
     shutil.rmtree(vault.root / STATE_DIR)  # as `rm -rf .memvault`, or a fresh clone on this machine
     fresh = Vault(vault.root)
     report = fresh.sync()
     assert report.embedded == 0 and report.cached > 0 and report.pending == 0
-    result = fresh.search(SearchRequest("when do deploys happen", limit=3))
+    result = fresh.search(SearchQuery("when do deploys happen", limit=3))
     assert result.hits[0].id == before and result.vectors == {"built": 1.0, "pending": 0}
 
 
@@ -57,7 +57,7 @@ def test_search_before_the_vectors_uses_the_words_and_says_so(make_vault: Callab
     assert not vault.import_jsonl(_records(30)).errors
     report = vault.sync(vectors=False)
     assert report.pending == 30 and model.calls == 0
-    result = vault.search(SearchRequest("postgres vacuum", limit=5))
+    result = vault.search(SearchQuery("postgres vacuum", limit=5))
     assert result.hits and all("postgres vacuum" in hit.title for hit in result.hits)
     assert result.vectors == {"built": 0.0, "pending": 30}
     assert result.notice is not None and result.notice.startswith("vectors 0% built (30 memories wait")
@@ -69,7 +69,7 @@ def test_search_before_the_vectors_uses_the_words_and_says_so(make_vault: Callab
     assert "the background fill failed: error: the embedding model cannot be loaded" in vault.status().index
     filled = vault.fill_vectors()
     assert filled.memories == 30 and filled.remaining == 0 and model.calls > 0
-    after = vault.search(SearchRequest("postgres vacuum", limit=5))
+    after = vault.search(SearchQuery("postgres vacuum", limit=5))
     assert after.vectors == {"built": 1.0, "pending": 0} and not (after.notice or "").startswith("vectors")
     assert "vectors" not in vault.status().index
 
@@ -81,7 +81,7 @@ def test_a_large_write_returns_before_its_vectors_a_small_one_does_not(make_vaul
     large.fill_in_background = lambda: woken.append(1)
     assert not large.import_jsonl(_records(INLINE_FILL + 36)).errors
     assert woken == [1] and large.last_sync is not None and large.last_sync.pending == INLINE_FILL + 36
-    assert large.search(SearchRequest("redis eviction", limit=3)).hits  # searchable by its words already
+    assert large.search(SearchQuery("redis eviction", limit=3)).hits  # searchable by its words already
     small = Vault(make_vault().root, auto_sync=True, embedder=model)
     small.fill_in_background = lambda: woken.append(2)
     assert not small.import_jsonl(_records(5)).errors

@@ -23,7 +23,7 @@ from vault_engine.ingest.conversation import ingest
 from vault_engine.ingest.documents import ingest_document, remember_output
 from vault_engine.ingest.transcripts import Turn
 from vault_engine.llm.offline import OfflineLlm
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.server import http as http_api
 from vault_engine.server.mcp import CurrentProject, call_tool
 from vault_engine.server.service import MemoryService
@@ -49,7 +49,7 @@ def readable(vault: Vault) -> None:
 
 
 def found(vault: Vault, query: str, memory_id: str) -> bool:
-    return memory_id in [h.id for h in vault.search(SearchRequest(query, limit=20, weak=True, trust=TRUSTS)).hits]
+    return memory_id in [h.id for h in vault.search(SearchQuery(query, limit=20, weak=True, trust=TRUSTS)).hits]
 
 
 def nothing_written(vault: Vault, before: set[str]) -> None:
@@ -196,8 +196,8 @@ def test_the_command_line_ingests_a_document_and_an_output_readable(vault: Vault
                                "--min-chars", "10"], input="Okapi build output\x00\x1b[31m red\n" * 50)
     assert done.exit_code == 0, done.stderr
     readable(vault)
-    assert vault.search(SearchRequest("axolotl care sheet", limit=5, weak=True, trust=TRUSTS)).hits
-    assert vault.search(SearchRequest("okapi build output", limit=5, weak=True, trust=TRUSTS)).hits
+    assert vault.search(SearchQuery("axolotl care sheet", limit=5, weak=True, trust=TRUSTS)).hits
+    assert vault.search(SearchQuery("okapi build output", limit=5, weak=True, trust=TRUSTS)).hits
 
 
 def test_a_captured_agent_session_is_stored_readable(vault: Vault, tmp_path: Path) -> None:
@@ -217,7 +217,7 @@ def test_a_captured_agent_session_is_stored_readable(vault: Vault, tmp_path: Pat
     [captured] = capture_files(vault, [transcript], "claude-code")
     assert captured.error is None, captured.error
     readable(vault)
-    hits = vault.search(SearchRequest("pangolin suite fail", limit=10, weak=True, trust=TRUSTS)).hits
+    hits = vault.search(SearchQuery("pangolin suite fail", limit=10, weak=True, trust=TRUSTS)).hits
     assert hits
     bodies = "".join(vault.entry(h.id).memory.body for h in hits)
     assert "\u2400" in bodies and "\x00" not in bodies

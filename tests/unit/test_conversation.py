@@ -30,7 +30,7 @@ from vault_engine.ingest.conversation import (
 )
 from vault_engine.llm.base import Digest, Sense, Turn
 from vault_engine.llm.offline import OfflineLlm
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
 SHIFT = "NEW TOPIC"  # a turn containing this shifts the topic for ScriptedLlm
@@ -515,7 +515,7 @@ def test_the_indexes_follow_an_ingest(vault: Vault) -> None:
     live = Vault(vault.root, auto_sync=True, embedder=HashEmbedder())
     result = ingest(live, turns("the zeppelin hangar checklist"), llm=ScriptedLlm(), flush=True)
     assert live.last_sync is not None and live.index_warning is None
-    hits = live.search(SearchRequest("zeppelin hangar")).hits
+    hits = live.search(SearchQuery("zeppelin hangar")).hits
     assert [h.id for h in hits][:1] == [result.episodes[0].id]
 
 

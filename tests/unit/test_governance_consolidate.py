@@ -131,9 +131,9 @@ def test_a_merge_never_hides_a_system_memory_from_search(make_vault: Callable[..
     assert [a.kind for a in report.actions if a.kind == "merge"] == []
     scan = vault.scan()
     assert scan.get("m-sys").memory.trust == "system" and scan.get("m-ext").memory.trust == "external"
-    from vault_engine.retrieval.searcher import SearchRequest
+    from vault_engine.retrieval.searcher import SearchQuery
 
-    assert [hit.id for hit in vault.search(SearchRequest("payments deploy window")).hits][:1] == ["m-sys"]
+    assert [hit.id for hit in vault.search(SearchQuery("payments deploy window")).hits][:1] == ["m-sys"]
 
 
 SHORT_DISTINCT = [  # (older, newer, cosine of the real model): short notes that differ in a name or service

@@ -18,7 +18,7 @@ from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.fakes import TableSimilarity as FakeSimilarity
 from vault_engine.llm.base import Synthesis
 from vault_engine.llm.fakes import UnusedLlm
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import Vault
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -139,7 +139,7 @@ def test_maintain_writes_keeps_current_and_retires_a_synthesis(make_vault: Calla
     assert maintain(vault, now=NOW, replan=True).actions == []  # idempotent
     # Found by search, and shown in context with its members one read away.
     vault.sync()
-    hits = [h.id for h in vault.search(SearchRequest("billing postgres overview", limit=10)).hits]
+    hits = [h.id for h in vault.search(SearchQuery("billing postgres overview", limit=10)).hits]
     assert synthesis.id in hits
     manifest = build(vault, TaskRequest("billing postgres", overview=False), record=False)
     why = {item.id: item.why for item in manifest.manifest}

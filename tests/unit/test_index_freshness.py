@@ -15,7 +15,7 @@ from vault_engine.index.disk import STAT_CACHE, load_stat_cache
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.index.freshness import changes
 from vault_engine.index.sync import freshness
-from vault_engine.retrieval.searcher import SearchRequest
+from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
 
@@ -63,7 +63,7 @@ def test_a_same_size_edit_that_keeps_the_mtime_is_found(synced: tuple[Vault, dic
     assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
     assert changes(vault.root).paths == (path.relative_to(vault.root).as_posix(),)
     assert freshness(vault.root)[0] == "stale"
-    hits = Vault(vault.root, embedder=HashEmbedder()).search(SearchRequest("Sunday")).hits
+    hits = Vault(vault.root, embedder=HashEmbedder()).search(SearchQuery("Sunday")).hits
     assert hits[0].id == made["Alpha ships on Monday."] and "fts" in hits[0].lanes
 
 
@@ -90,7 +90,7 @@ def test_added_deleted_and_renamed_files_are_changes(synced: tuple[Vault, dict[s
     (vault.root / "memories" / "global" / "new-note.md").write_text("# New\n\nGamma.\n", encoding="utf-8")
     rel = {p: p.relative_to(vault.root).as_posix() for p in (alpha, beta, moved)}
     assert set(changes(vault.root).paths) == {rel[alpha], rel[beta], rel[moved], "memories/global/new-note.md"}
-    result = Vault(vault.root, embedder=HashEmbedder()).search(SearchRequest("ships"))
+    result = Vault(vault.root, embedder=HashEmbedder()).search(SearchQuery("ships"))
     paths = {hit.id: hit.path for hit in result.hits}
     assert paths[made["Beta ships on Friday."]] == rel[moved] and made["Alpha ships on Monday."] not in paths
     assert "memories/global/new-note.md" in paths.values()
@@ -105,7 +105,7 @@ def test_a_file_touched_but_unchanged_is_settled_without_a_sync(synced: tuple[Va
     assert found.empty and path.relative_to(vault.root).as_posix() in found.settled
     catalog = vault.root / store.STATE_DIR / "catalog.sqlite"
     stamp = catalog.stat().st_mtime_ns
-    Vault(vault.root, embedder=HashEmbedder()).search(SearchRequest("ships"))
+    Vault(vault.root, embedder=HashEmbedder()).search(SearchQuery("ships"))
     assert catalog.stat().st_mtime_ns == stamp  # no sync
     recorded = load_stat_cache(vault.root / store.STATE_DIR / STAT_CACHE)
     assert recorded[path.relative_to(vault.root).as_posix()][0] == path.stat().st_mtime_ns
@@ -136,5 +136,5 @@ def test_an_invalid_file_is_read_by_one_sync_then_passed_by_until_it_changes(
     assert freshness(vault.root)[0] == "current"
     broken.write_text("# Mended\n\nThe broken note was mended.\n", encoding="utf-8")
     assert changes(vault.root).paths == ("memories/global/broken.md",)
-    hits = Vault(vault.root, embedder=HashEmbedder()).search(SearchRequest("mended")).hits
+    hits = Vault(vault.root, embedder=HashEmbedder()).search(SearchQuery("mended")).hits
     assert hits[0].path == "memories/global/broken.md"

@@ -108,6 +108,6 @@ class LocalVault:
                                              keep_vector=True)).to_json()
 
     def search(self, query: str, project: str | None, limit: int) -> dict[str, Any]:
-        from ..retrieval.searcher import SearchRequest
+        from ..retrieval.searcher import SearchQuery
 
-        return dict(self.vault.search(SearchRequest(query, limit=limit, project=project)).to_json())
+        return dict(self.vault.search(SearchQuery(query, limit=limit, project=project)).to_json())

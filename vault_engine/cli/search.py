@@ -39,7 +39,7 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
         memvault search E1102 --explain --all-projects
     """
     from ..context.project import current_project
-    from ..retrieval.searcher import SearchRequest
+    from ..retrieval.searcher import SearchQuery
     from ..vault.scope import search_project
 
     if project and all_projects:
@@ -47,7 +47,7 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
                                "to one project, --all-projects widens it to every project")
     vault = settings.open_vault()
     scope = search_project(project, all_projects, lambda: current_project(Path.cwd(), vault.root))
-    result = vault.search(SearchRequest(query, limit=limit, project=scope, path=path, types=types, trust=trust,
+    result = vault.search(SearchQuery(query, limit=limit, project=scope, path=path, types=types, trust=trust,
                                         weak=weak, count_external=True))
     searched = f"searched {scope} and global memories; --all-projects to widen" if scope else None
 

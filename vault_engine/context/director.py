@@ -84,7 +84,7 @@ class TaskRequest:
     overview: bool = False  # a session's start: every current memory of the project may apply
     sender: str | None = None  # who asks (None: whoever the vault writes as); others' memories are marked
     # The task's vector is kept in the embedding cache, for a task asked again and again by a process that
-    # would otherwise load the model for it (an agent's session start, see SearchRequest.keep_vector).
+    # would otherwise load the model for it (an agent's session start, see SearchQuery.keep_vector).
     keep_vector: bool = False
 
 
@@ -321,12 +321,12 @@ def search_depth(budget: int) -> int:
 
 def _search_relevance(vault: Vault) -> Callable[[TaskRequest, str | None], list[str]]:
     def relevance(request: TaskRequest, project: str | None) -> list[str]:
-        from ..retrieval.searcher import SearchRequest
+        from ..retrieval.searcher import SearchQuery
 
         settings = vault.config.context
         budget = request.budget if request.budget is not None else settings.budget_chars
         # Every hit up to what the budget could list: not cut at the search's presentation limit.
-        result = vault.search(SearchRequest(request.task, limit=search_depth(budget), project=project,
+        result = vault.search(SearchQuery(request.task, limit=search_depth(budget), project=project,
                                             path=request.path, keep_vector=request.keep_vector, candidates=True))
         # Ranked hits are not all relevant (a small vault returns everything): a memory counts when the
         # search weighs it relevant itself (it clears the relevance floor), when its meaning is close

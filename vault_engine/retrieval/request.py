@@ -1,4 +1,4 @@
-"""What a search is asked and what it answers: :class:`SearchRequest`, :class:`Hit`, :class:`SearchResult`."""
+"""What a search is asked and what it answers: :class:`SearchQuery`, :class:`Hit`, :class:`SearchResult`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ DEFAULT_TRUST = ("system", "learned")
 
 
 @dataclass(frozen=True, slots=True)
-class SearchRequest:
+class SearchQuery:
     """One search: the query and its filters (empty filters allow everything)."""
 
     query: str
@@ -107,7 +107,7 @@ class SearchResult:
         }
 
 
-def allowed_trust(request: SearchRequest, settings: RetrievalSettings) -> tuple[str, ...]:
+def allowed_trust(request: SearchQuery, settings: RetrievalSettings) -> tuple[str, ...]:
     if not request.trust:
         return (*DEFAULT_TRUST, "external") if settings.include_external else DEFAULT_TRUST
     unknown = [t for t in request.trust if t not in TRUSTS and t != "any"]

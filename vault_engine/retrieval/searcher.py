@@ -48,9 +48,9 @@ from .filters import Columns, Filter
 from .fusion import Fused, boost, fuse, fusion_input, prune
 from .hits import make_hit
 from .neighbours import with_neighbours
-from .request import Hit, SearchRequest, SearchResult, allowed_trust
+from .request import Hit, SearchQuery, SearchResult, allowed_trust
 
-__all__ = ["Hit", "SearchRequest", "SearchResult", "Searcher"]  # the request types, for callers that search
+__all__ = ["Hit", "SearchQuery", "SearchResult", "Searcher"]  # the request types, for callers that search
 
 MAX_REVIVABLE = 3
 EXTERNAL = "external"  # the trust level a default search leaves out
@@ -87,7 +87,7 @@ class Searcher:
         self.settings = config.retrieval
         self._vocabulary: Vocabulary | None = None
         self.embedder = embedder
-        # What a request that keeps its vector embeds with (see SearchRequest.keep_vector).
+        # What a request that keeps its vector embeds with (see SearchQuery.keep_vector).
         self._kept: Embedder = embedder if cache is None else KeptVectors(embedder, cache, config.embedding.max_tokens)
         self.catalog = Catalog(state / "catalog.sqlite")
         try:
@@ -278,7 +278,7 @@ class Searcher:
 
     # ------------------------------------------------------------ search
 
-    def search(self, request: SearchRequest, now: datetime | None = None) -> SearchResult:
+    def search(self, request: SearchQuery, now: datetime | None = None) -> SearchResult:
         flt, limit = self._read_request(request)
         moment = now or datetime.now(UTC)
         found = self._find(request.query, flt, max(self.settings.candidates, limit * 3), request.keep_vector)
@@ -368,7 +368,7 @@ class Searcher:
             hit.why.insert(at, reason)
         return best
 
-    def _read_request(self, request: SearchRequest) -> tuple[Filter, int]:
+    def _read_request(self, request: SearchQuery) -> tuple[Filter, int]:
         """The request's filter and limit, checked."""
         if not query_terms(request.query) and not request.query.strip():
             raise InvalidInput("search needs a query")

@@ -38,7 +38,7 @@ from .views import add_json, change_json, feedback_json, memory_view, status_jso
 
 if TYPE_CHECKING:
     from ..daemon.watch import WatcherThread
-    from ..retrieval.searcher import SearchRequest as Query
+    from ..retrieval.searcher import SearchQuery as Query
     from ..store import Entry
     from ..vault import Vault
     from .project import CurrentProject
@@ -166,7 +166,7 @@ class MemoryService:
     # ------------------------------------------------------------ operations
 
     def _search_request(self, query: str, limit: int | None, **filters: Any) -> Query:
-        from ..retrieval.searcher import SearchRequest as Query
+        from ..retrieval.searcher import SearchQuery as Query
 
         return Query(query, limit=limit, **filters)
 

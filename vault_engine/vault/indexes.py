@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..index.embedding_cache import CacheStatus, EmbeddingCache
     from ..index.filling import FillReport, Progress
     from ..index.sync import Indexes, SyncReport
-    from ..retrieval.searcher import Searcher, SearchRequest, SearchResult
+    from ..retrieval.searcher import Searcher, SearchQuery, SearchResult
 
 
 def _cache(vault: Vault) -> EmbeddingCache:
@@ -314,7 +314,7 @@ def _files(count: int) -> str:
     return "1 file" if count == 1 else f"{count} files"
 
 
-def search(vault: Vault, request: SearchRequest) -> SearchResult:
+def search(vault: Vault, request: SearchQuery) -> SearchResult:
     """Hybrid search over the files as they are now; builds the indexes first when they are missing or
     unreadable, and indexes what changed since the last sync (:func:`bring_current`)."""
 
@@ -386,7 +386,7 @@ def searcher(vault: Vault) -> Searcher:
     return searcher
 
 
-def _search_once(vault: Vault, request: SearchRequest) -> SearchResult:
+def _search_once(vault: Vault, request: SearchQuery) -> SearchResult:
     searcher = vault.searcher()
     try:
         return searcher.search(request)

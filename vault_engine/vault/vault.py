@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from ..index.freshness import RecordedStats
     from ..index.sync import Progress, SyncReport
     from ..llm.base import Llm
-    from ..retrieval.searcher import Searcher, SearchRequest, SearchResult
+    from ..retrieval.searcher import Searcher, SearchQuery, SearchResult
 
 
 class Vault:
@@ -336,7 +336,7 @@ class Vault:
         ``yielding``, stop as soon as another process wants the indexes (see :func:`.indexes.fill`)."""
         return indexes.fill(self, embedder=embedder, progress=progress, stop=stop, rounds=rounds, yielding=yielding)
 
-    def search(self, request: SearchRequest) -> SearchResult:
+    def search(self, request: SearchQuery) -> SearchResult:
         """Hybrid search; builds the indexes first when they are missing or unreadable."""
         return indexes.search(self, request)
 
