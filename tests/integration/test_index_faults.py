@@ -75,7 +75,7 @@ def built(make_vault: Callable[..., Vault]) -> tuple[Vault, dict[str, str]]:
     # As if that search had run in another process: nothing of it stays open or mapped in memory
     # (damaging a file that Tantivy still maps would crash this process, SIGBUS, not test memvault).
     vault.searcher().close()
-    vault._searcher = None
+    vault.kept_searcher = None
     gc.collect()
     return vault, made
 

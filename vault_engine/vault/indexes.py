@@ -286,9 +286,9 @@ def bring_current(vault: Vault) -> str | None:
     from ..index.freshness import RecordedStats, compare, settle
 
     state = vault.root / store.STATE_DIR
-    if vault._stats is None:
-        vault._stats = RecordedStats(state / STAT_CACHE)
-    cache = vault._stats.load() if (state / "catalog.sqlite").exists() else {}
+    if vault.kept_stats is None:
+        vault.kept_stats = RecordedStats(state / STAT_CACHE)
+    cache = vault.kept_stats.load() if (state / "catalog.sqlite").exists() else {}
     if not cache:
         return None  # nothing indexed yet, or a build under way or cut short: the search decides
     found = compare(vault.root, cache)
@@ -357,7 +357,7 @@ def search(vault: Vault, request: SearchQuery) -> SearchResult:
 
 def _unbuilt(vault: Vault) -> bool:
     """Whether the catalog exists but lists nothing (an empty vault, or a rebuild cut short)."""
-    searcher = vault._searcher
+    searcher = vault.kept_searcher
     if searcher is not None and searcher.is_current():
         return searcher.indexed == 0
     from ..index.catalog import Catalog
@@ -377,12 +377,12 @@ def searcher(vault: Vault) -> Searcher:
     repeated searches and context deliveries pay the loading once)."""
     from ..retrieval.searcher import Searcher
 
-    searcher = vault._searcher
+    searcher = vault.kept_searcher
     if searcher is not None and not searcher.is_current():
         searcher.close()
-        searcher = vault._searcher = None
+        searcher = vault.kept_searcher = None
     if searcher is None:
-        searcher = vault._searcher = Searcher(vault.root, vault.config, vault.embedder(), embedding_cache(vault))
+        searcher = vault.kept_searcher = Searcher(vault.root, vault.config, vault.embedder(), embedding_cache(vault))
     return searcher
 
 
@@ -392,5 +392,5 @@ def _search_once(vault: Vault, request: SearchQuery) -> SearchResult:
         return searcher.search(request)
     except IndexStale:
         searcher.close()
-        vault._searcher = None
+        vault.kept_searcher = None
         raise

@@ -32,8 +32,8 @@ class Open(Protocol):
     index_lock: locks.WriterLock
     progress: Progress | None
     fill_in_background: Callable[[], object] | None
-    _searcher: Searcher | None
-    _stats: RecordedStats | None
+    kept_searcher: Searcher | None
+    kept_stats: RecordedStats | None
 
     @property
     def sender(self) -> str | None: ...

@@ -74,8 +74,8 @@ class Vault:
         self.fill_in_background: Callable[[], object] | None = None
         self.index_warning: str | None = None
         self._transactions = Transactions(self)
-        self._searcher: Searcher | None = None
-        self._stats: RecordedStats | None = None  # the stat cache as last read: every read compares the files with it
+        self.kept_searcher: Searcher | None = None  # open while the indexes stay as they were (vault/indexes.py)
+        self.kept_stats: RecordedStats | None = None  # the stat cache as last read: every read compares the files to it
         self.last_sync: SyncReport | None = None
         self._embedder = embedder
         self._llm: Llm | None = None
