@@ -93,6 +93,10 @@ def bench_http(root: Path, calls: int) -> None:
         first = time.perf_counter()
         found = call("POST", "/v1/search", {"query": QUERIES[0]})
         line("serve: first search", f"{time.perf_counter() - first:.2f} s", "model and indexes warm up")
+        for query in QUERIES[1:]:
+            if found["hits"]:
+                break
+            found = call("POST", "/v1/search", {"query": query})
         memory_id = found["hits"][0]["id"]
         line("serve: search", "", percentiles(timed(calls, lambda n: call(
             "POST", "/v1/search", {"query": QUERIES[n % len(QUERIES)]}))))
@@ -148,7 +152,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--vault", type=Path, help="A vault to copy and serve (default: the example vault).")
     parser.add_argument("--calls", type=int, default=50, help="Warm calls per operation (default 50).")
     parser.add_argument("--cold-runs", type=int, default=5, help="Cold CLI searches (default 5).")
+    parser.add_argument("--query", action="append", default=[],
+                        help="A query to ask instead of the example vault's (repeatable; one must find a hit).")
+    parser.add_argument("--queries-from-locomo", action="store_true",
+                        help="Ask the questions of the LoCoMo development conversation the vault holds "
+                             "(its first one, with --vault a conversation's vault of benchmarks.locomo).")
     args = parser.parse_args(argv)
+    global QUERIES
+    if args.queries_from_locomo:
+        from benchmarks.locomo import DEFAULT_DATA, questions
+        sample = json.loads(DEFAULT_DATA.read_text(encoding="utf-8"))[0]
+        args.query += [question for _category, question, _gold in questions(sample)]
+    if args.query:
+        QUERIES = tuple(args.query)
     if args.calls < 1 or args.cold_runs < 1:
         parser.error("--calls and --cold-runs must be at least 1")
     with tempfile.TemporaryDirectory(prefix="memvault-bench-servers-") as temp:
