@@ -42,7 +42,7 @@ from ..index.filling import built_share
 from ..index.fulltext import FullTextIndex, query_terms
 from ..index.vectors import VectorStore
 from ..index.vocabulary import Vocabulary
-from . import feedback, lanes, relevance, rerank, subjects
+from . import lanes, pseudo_relevance, relevance, rerank, subjects
 from .collapse import collapse, cut
 from .filters import Columns, Filter
 from .fusion import Fused, boost, fuse, fusion_input, prune
@@ -390,8 +390,8 @@ class Searcher:
         found = lanes.read(query, flt, depth, s, sources, lambda: self._mask(flt)[1])
         rankings = lanes.keep_admitted(found, self._cols(), self._mask(flt)[0])
         pairs: list[tuple[str, float]] = []
-        if feedback.wanted(s) and self._thread_links():
-            pairs = feedback.lane(found, self._active(rankings), s, self.rows, self.vectors)[:depth]
+        if pseudo_relevance.wanted(s) and self._thread_links():
+            pairs = pseudo_relevance.lane(found, self._active(rankings), s, self.rows, self.vectors)[:depth]
         if pairs:
             rankings["feedback"] = [memory_id for memory_id, _ in pairs]
             found.similarity["feedback"] = dict(pairs)

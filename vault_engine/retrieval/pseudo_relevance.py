@@ -1,4 +1,5 @@
-"""The feedback lane: pseudo-relevance feedback seeded by the best first hits that are turns.
+"""The pseudo-relevance feedback lane, seeded by the best first hits that are turns (not the
+feedback a person gives a memory: ``memvault feedback``, ``Vault.feedback``).
 
 The lanes' candidates are ranked again by how close their summary (or, for a turn, its context)
 lies to the query moved halfway toward the mean summary vector of the seeds.  The seeds are the
