@@ -180,3 +180,16 @@ def test_offline_tagging_reuses_the_vaults_tag_a_second_chat_names(run_cli: Call
     [two] = as_json(run_cli("ingest", "-", "--flush", "--session", "two", "--json", input=second))["episodes"]
     assert "terraform" in two["tags"]  # written capitalised, still the vault's [terraform], not a person
     assert one["id"] in two["links"]  # so the two chats link through it
+
+
+def test_ingest_gemini_chat_files_stores_each_message_once(run_cli: Callable[..., Result], vault: Vault) -> None:
+    """Gemini CLI's own chat file (a real recording), imported in bulk: the person's words and the model's
+    text, not memvault's own context or tool call; importing it again stores nothing new."""
+    chat = Path(__file__).resolve().parent.parent / "fixtures" / "agents" / "gemini_chat.jsonl"
+    first = as_json(run_cli("--json", "ingest", "--format", "gemini", str(chat)))["files"][0]
+    assert first["new_messages"] == 7 and "error" not in first
+    again = as_json(run_cli("--json", "ingest", "--format", "gemini", str(chat)))["files"][0]
+    assert again["new_messages"] == 0
+    bodies = "\n".join(e.memory.body for e in vault.scan().entries.values() if e.memory.type == "episode")
+    assert "kilo-marker" in bodies and "The tool answered; that is all." in bodies
+    assert "<hook_context>" not in bodies and "Thinking about the answer." not in bodies

@@ -54,7 +54,7 @@ def _report(result: IngestResult) -> None:
          f"session '{result.session}' holds {result.pending} turns{closed}")
 
 
-AGENT_FORMATS = ("claude-code", "codex")
+AGENT_FORMATS = ("claude-code", "codex", "gemini")
 
 
 @cli.command("ingest")
@@ -64,7 +64,7 @@ AGENT_FORMATS = ("claude-code", "codex")
 @click.option("--flush", is_flag=True, help="Compact whatever the session still holds, even 1-2 turns, and close it.")
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, *AGENT_FORMATS)), default="auto", show_default=True,
               help="Input format; auto: JSONL when the file ends in .jsonl or starts with '{', else text; "
-                   "claude-code, codex: the agents' own session files (several at once).")
+                   "claude-code, codex, gemini: the agents' own session files (several at once).")
 @click.option("--project", help="Project key the episodes belong to (default: global; for agent sessions, "
                                 "the project of the folder each session ran in).")
 @common
@@ -81,9 +81,10 @@ def ingest_command(settings: Settings, files: tuple[str, ...], session: str, flu
     becomes an episode keeping every turn verbatim. Secrets are redacted and
     one-off instructions ("not this time") left out before anything is kept.
 
-    With --format claude-code or codex, each FILE is an agent's session file
-    (Claude Code transcripts, Codex rollouts), stored as its own closed session;
-    a session imported again stores only what is new.
+    With --format claude-code, codex or gemini, each FILE is an agent's session
+    file (Claude Code transcripts, Codex rollouts, Gemini CLI chat files under
+    ~/.gemini/tmp/*/chats/), stored as its own closed session; a session
+    imported again stores only what is new.
 
     \b
     Example:
@@ -96,7 +97,8 @@ def ingest_command(settings: Settings, files: tuple[str, ...], session: str, flu
         return
     check_session(session)
     if len(files) > 1:
-        raise click.UsageError(f"--format {fmt} takes one FILE (or -); several are for --format claude-code or codex")
+        raise click.UsageError(f"--format {fmt} takes one FILE (or -); several are for --format claude-code, codex "
+                               "or gemini")
     file = files[0] if files else None
     if file is None and not flush:
         raise click.UsageError("name a FILE (or - for stdin), or give --flush")
