@@ -20,11 +20,9 @@ import os
 import re
 import secrets
 import stat
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from . import late_writes
 from .errors import VaultBusy, VaultError
 
 TEMP_SUFFIX = ".tmp"
@@ -208,7 +206,6 @@ def replace_unchanged(target: Path, data: bytes | str, expected: bytes, *, verif
             ours = os.stat(temp).st_ino
             os.replace(temp, target)
             _undo_if_touched(target, old, expected, ours, label)
-            late_writes.default(_merge_late).watch(old, target, expected)  # what lands later is kept too
         finally:
             os.close(old)
     except OSError as exc:
@@ -244,27 +241,6 @@ def _undo_if_touched(target: Path, old: int, expected: bytes, ours: int, label: 
             break
         late = again
     raise _changed(label, moved=False)
-
-
-def _merge_late(target: Path, expected: bytes, late: bytes) -> None:
-    """Keep what landed on the file ``target`` replaced after the replacement (:mod:`.late_writes`):
-    an append is appended to ``target``; any other change is kept beside it."""
-    if late.startswith(expected):
-        suffix = late[len(expected):]
-        for _ in range(10):
-            try:
-                current = read_no_follow(target)
-            except OSError:
-                break
-            glue = b"" if not current or current.endswith(b"\n") or suffix.startswith(b"\n") else b"\n"
-            try:
-                replace_unchanged(target, current + glue + suffix, current)
-                return
-            except VaultBusy:
-                time.sleep(0.02)
-    aside = late_writes.kept_aside(target)
-    write_atomic(aside, late)
-    late_writes.log.warning("%s was changed after memvault replaced it; that version is kept as %s", target, aside)
 
 
 def write_many_atomic(items: Sequence[tuple[Path, bytes | str]], verify: Sequence[Verify] | None = None) -> None:
