@@ -6,11 +6,12 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from vault_engine.vault import Vault
+from vault_engine.vault import Vault, revise
 
 pytestmark = pytest.mark.slow
 
@@ -192,6 +193,29 @@ def test_three_machines_syncing_in_turn_converge(clones: tuple[Path, Path, Path]
         assert vault.find(shared).memory.applied["used-successfully"] == 6
         trees.append(git(where, "rev-parse", "HEAD^{tree}"))
     assert trees[0] == trees[1] == trees[2]
+
+
+def test_the_same_feedback_on_two_machines_in_one_second_counts_twice(
+        clones: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both machines write the same bytes (same count, same second): git takes such a file once and never
+    runs the driver, so the sync sums the counters itself, as the journal's two events say."""
+    _, a, b = clones
+    shared = memvault(a, "add", "Deploys of the api run from main after the CI passes.",
+                      "--title", "Deploy notes").stdout.strip()
+    assert run(a, "git", "sync").returncode == 0
+    assert run(b, "git", "sync").returncode == 0
+    monkeypatch.setattr(revise, "now", lambda: datetime(2026, 12, 6, 14, 1, 55, tzinfo=UTC))
+    for where in (a, b):
+        Vault(where).feedback(shared, "used-successfully")
+    rel = Vault(a).find(shared).path
+    assert (a / rel).read_bytes() == (b / rel).read_bytes()  # the case: one file, byte for byte
+    for where in (a, b, a):
+        done = run(where, "git", "sync")
+        assert done.returncode == 0, done.stderr
+    for where in (a, b):
+        assert Vault(where).find(shared).memory.applied["used-successfully"] == 2
+        assert git(where, "status", "--porcelain") == ""
+    assert git(a, "rev-parse", "HEAD^{tree}") == git(b, "rev-parse", "HEAD^{tree}")
 
 
 ORDERS = [("a", "b", "c"), ("a", "c", "b"), ("b", "a", "c"), ("b", "c", "a"), ("c", "a", "b"), ("c", "b", "a")]

@@ -8,7 +8,14 @@ from datetime import UTC, datetime
 from vault_engine.format.memory import parse, render
 from vault_engine.format.value import Memory
 from vault_engine.gitclone import with_attributes
-from vault_engine.sharing.merge import CONFLICT_KEY, merge_journal, merge_memory, merge_text
+from vault_engine.sharing.merge import (
+    CONFLICT_KEY,
+    counted_on_both_sides,
+    feedback_events,
+    merge_journal,
+    merge_memory,
+    merge_text,
+)
 
 
 def event(n: int, ts: str = "2026-12-01T10:00:00Z", **payload: object) -> str:
@@ -140,3 +147,29 @@ def test_two_memories_both_sides_added_at_one_path_are_both_kept() -> None:
     other = merge_memory("", render(first), render(second))
     assert one.text == other.text == render(first) and one.clean
     assert one.conflict == other.conflict == second
+
+
+def _journal(*events: tuple[str, str, str]) -> str:
+    return "".join(json.dumps({"id": i, "kind": k, "memory": m, "payload": {}, "ts": "2026-12-06T14:01:55Z"}) + "\n"
+                   for i, k, m in events)
+
+
+def test_feedback_events_are_the_side_s_own_since_the_ancestor() -> None:
+    base = _journal(("e-1", "feedback", "m-1"))
+    side = base + _journal(("e-2", "feedback", "m-1"), ("e-3", "add", "m-1"), ("e-4", "feedback", "m-2")) + "torn{\n"
+    assert feedback_events(base, side) == {"m-1": {"e-2"}, "m-2": {"e-4"}}
+
+
+def test_counted_on_both_sides_only_for_distinct_events_on_each_side() -> None:
+    ours = [{"m-1": {"e-2"}}, {"m-9": {"e-7"}}]
+    assert counted_on_both_sides("m-1", ours, [{"m-1": {"e-5"}}])
+    assert not counted_on_both_sides("m-1", ours, [{"m-1": {"e-2"}}])  # the same event came both ways
+    assert not counted_on_both_sides("m-1", ours, [{"m-2": {"e-5"}}])  # the other side gave none
+    assert not counted_on_both_sides("m-1", [], [{"m-1": {"e-5"}}])
+
+
+def test_merging_one_version_twice_sums_its_feedback() -> None:
+    base = Memory(id="m-1", title="Deploys", type="fact", body="Deploys run from main.\n", applied={"used-successfully": 1})
+    once = base.replace(applied={"used-successfully": 2}, last_applied=datetime(2026, 12, 6, tzinfo=UTC))
+    merged = parse(merge_memory(render(base), render(once), render(once)).text, "m.md").memory
+    assert merged.applied["used-successfully"] == 3 and merged.body == base.body

@@ -43,6 +43,7 @@ from ..invocation import memvault_command
 from ..store import JOURNAL_DIR, STATE_DIR
 from .drivers import run_driver
 from .gitrepo import STALE_AFTER, git, git_ok, recover_stale_locks
+from .merge import counted_on_both_sides, feedback_events, merge_memory
 from .publishing import has_markers, publishable, through_symlink
 from .reconcile import Reconciled, reconcile
 
@@ -71,6 +72,7 @@ class GitSyncResult:
     pushed: bool = False
     seconds: float = 0.0
     reconciled: Reconciled | None = None  # what the merge's reconciliation changed
+    recounted: list[str] = field(default_factory=list)  # memories both sides gave the same feedback at once
     refused: list[str] = field(default_factory=list)  # symlinks (or paths under one) never published
     recovered: list[str] = field(default_factory=list)  # stale git locks a killed sync left, removed
     attributes_restored: bool = False  # .gitattributes had lost memvault's block; written again
@@ -79,7 +81,7 @@ class GitSyncResult:
     @property
     def changed(self) -> bool:
         return bool(self.committed or self.merged or self.conflicts or self.pushed or self.refused or self.recovered
-                    or self.restored
+                    or self.restored or self.recounted
                     or (self.reconciled is not None and self.reconciled.kept))
 
     def to_json(self) -> dict[str, object]:
@@ -90,7 +92,8 @@ class GitSyncResult:
                 "conflict_versions": list(reconciled.conflicts) if reconciled else [],
                 "purges_declined": list(reconciled.kept) if reconciled else [],
                 "refused_symlinks": list(self.refused), "recovered_locks": list(self.recovered),
-                "attributes_restored": self.attributes_restored, "restored_links": list(self.restored)}
+                "attributes_restored": self.attributes_restored, "restored_links": list(self.restored),
+                "recounted": list(self.recounted)}
 
 
 def git_sync(vault: Vault, *, remote: str = "origin", stale_after: float = STALE_AFTER) -> GitSyncResult:
@@ -162,6 +165,8 @@ def _sync(vault: Vault, folder: Path, remote: str, result: GitSyncResult) -> Non
             _commit(root, "", result, merge=True)
         result.merged += behind
         result.committed += _commit(root, "memvault: versions kept beside memories the merge changed ({n})", result)
+        result.recounted = _recount(root, before, upstream)
+        result.committed += _commit(root, "memvault: feedback both sides recorded, counted twice ({n})", result)
         _reconcile(vault, result, before)
     else:
         _reconcile(vault, result, None)
@@ -191,6 +196,42 @@ def _reconcile(vault: Vault, result: GitSyncResult, before: str | None) -> None:
         changed = _git(root, "diff", "--relative", "--name-only", before, "HEAD", "--", ".").split()
         result.reindexed = vault.sync(paths=[p for p in changed if p.endswith(".md")]).parsed
     result.committed += _commit(root, "memvault: index pages after the merge ({n})", result)
+
+
+def _recount(root: Path, ours: str, theirs: str) -> list[str]:
+    """The memory files both sides of a merge changed to the same bytes, each by feedback of its own (two
+    machines reporting one outcome in the same second): git took such a file once without asking the
+    driver; its counters now hold both increments (:func:`.merge.counted_on_both_sides`).  The files
+    changed (relative to the vault)."""
+    if not _git_ok(root, "merge-base", ours, theirs):
+        return []
+    base = _git(root, "merge-base", ours, theirs).strip()
+    changed = {side: set(_git(root, "diff", "--relative", "--name-only", base, side, "--", ".").split())
+               for side in (ours, theirs)}
+    same = [p for p in sorted(changed[ours] & changed[theirs]) if _driver_kind(p) == "memory"
+            and _stage_of(root, f"{ours}:./{p}") == _stage_of(root, f"{theirs}:./{p}")]
+    if not same:
+        return []
+    events = {side: [feedback_events(_text(root, base, p), _text(root, side, p)) for p in sorted(changed[side])
+                     if _driver_kind(p) == "journal"] for side in (ours, theirs)}
+    fixed = []
+    for rel in same:
+        text = _text(root, ours, rel)
+        memory = _memory(root, rel)
+        if memory is None or (root / rel).read_text(encoding="utf-8", errors="surrogateescape") != text \
+                or not counted_on_both_sides(memory.id, events[ours], events[theirs]):
+            continue
+        merged = merge_memory(_text(root, base, rel), text, text, rel)
+        if merged.clean and merged.text != text:
+            fsio.write_atomic(root / rel, merged.text.encode("utf-8", errors="surrogateescape"))
+            fixed.append(rel)
+    return fixed
+
+
+def _text(root: Path, commit: str, rel: str) -> str:
+    """``rel`` (relative to the vault) as of ``commit``; empty when it was not there."""
+    data = _stage_of(root, f"{commit}:./{rel}")
+    return (data or b"").decode("utf-8", errors="surrogateescape")
 
 
 def _unmerged(root: Path) -> dict[str, str]:

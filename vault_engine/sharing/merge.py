@@ -28,6 +28,13 @@ purged one).  Lines that are no event (a torn line) are kept once each, last.
   is returned as a *conflict version* (:class:`MemoryMerge`), which the driver
   keeps as a memory of its own, linked both ways, for a person to settle.
 
+**The same change on both sides.** Two machines that record the same outcome for
+a memory in the same second write the same bytes; git then takes the file once
+and never runs a driver.  After such a merge, the sync asks the journal
+(:func:`counted_on_both_sides`): when each side recorded feedback of its own (no
+event in common), both increments count (:func:`merge_memory` of the ancestor
+and the one version twice).
+
 Two different memories that both sides added at one path (files made before
 names carried the id's end) are both kept: the smaller id keeps the path, the
 other gets a file of its own.
@@ -41,7 +48,7 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -100,6 +107,29 @@ def _events(text: str) -> tuple[dict[str, tuple[tuple[str, str], str]], list[str
         else:
             other.append(line)
     return events, other
+
+
+def feedback_events(base: str, side: str) -> dict[str, set[str]]:
+    """memory id -> the ids of the feedback events journal text ``side`` holds and ``base`` (its version
+    at the merge's common ancestor) does not."""
+    old, _ = _events(base)
+    out: dict[str, set[str]] = {}
+    for event_id, (_key, line) in _events(side)[0].items():
+        if event_id in old:
+            continue
+        record = json.loads(line)
+        if record.get("kind") == "feedback" and isinstance(record.get("memory"), str):
+            out.setdefault(record["memory"], set()).add(event_id)
+    return out
+
+
+def counted_on_both_sides(memory_id: str, ours: Iterable[dict[str, set[str]]],
+                          theirs: Iterable[dict[str, set[str]]]) -> bool:
+    """Whether each side recorded feedback on ``memory_id`` since the ancestor, none of it the same event
+    (``ours``, ``theirs``: :func:`feedback_events` of each side's changed journal files)."""
+    mine = {e for found in ours for e in found.get(memory_id, ())}
+    yours = {e for found in theirs for e in found.get(memory_id, ())}
+    return bool(mine) and bool(yours) and not mine & yours
 
 
 # ---------------------------------------------------------------- memory files
