@@ -197,6 +197,18 @@ def test_conflicts_hold_within_one_scope_and_project() -> None:
     assert [h.id for h in out] == ["m-api", "m-web"] and not out[0].conflicts
 
 
+@pytest.mark.parametrize(("a", "b"), [
+    ("Customer 1042 is on the gold plan.", "Customer 2077 is on the gold plan."),
+    ("Ticket 42 is assigned to Bob.", "Ticket 57 is assigned to Bob."),
+    ("Order #1042 shipped on Monday.", "Order #2077 shipped on Monday."),
+])
+def test_values_naming_which_thing_make_two_facts_not_a_conflict(a: str, b: str) -> None:
+    assert values(a, b)  # the words alone differ only in a value ...
+    hits = [make("m-a", a, 2.0), make("m-b", b, 1.0)]
+    out = run(hits, vectors(["m-a"], ["m-b"]))
+    assert [h.id for h in out] == ["m-a", "m-b"] and not out[0].conflicts and not out[1].conflicts  # ... of whom
+
+
 def test_hits_without_duplicates_or_conflicts_keep_their_order_and_the_limit_holds() -> None:
     texts = ["Invoices go out monthly.", "The linter runs in CI.", "Backups run nightly at two.",
              "Staging mirrors production data weekly.", "Alerts page the on-call engineer."]

@@ -14,8 +14,10 @@ best; the others are listed in its ``duplicates``.
 
 Two shown hits of one scope and project that state the same thing with other values ("the TTL
 is 600 seconds", "... 3600 seconds") conflict: the lower one moves up to just after the higher
-one, and each names the other in ``conflicts`` and in a why-line.  Hits with neither duplicates
-nor conflicts keep their order.
+one, and each names the other in ``conflicts`` and in a why-line.  Values that name *which* thing a
+hit is about ("Customer 1042 is on the gold plan", "Customer 2077 ...") make two facts, not a
+conflict, as governance judges them (:mod:`restatements`).  Hits with neither duplicates nor
+conflicts keep their order.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy.typing as npt
 
 from ..format.kinds import TRUSTS
 from .request import Hit
+from .restatements import compare_texts
 from .statements import Statement, differing_values, prefix_tokens, same_statement, statement_of
 
 Vector = npt.NDArray[np.float32]
@@ -151,9 +154,16 @@ def conflicts(hits: list[Hit]) -> list[tuple[int, int, list[tuple[str, str]]]]:
             if (hits[first].scope, hits[first].project) != (hits[second].scope, hits[second].project):
                 continue
             values = differing_values(statements[first], current)
-            if values:
+            if values and not _distinct(hits[first], hits[second]):
                 out.append((first, second, values))
     return out
+
+
+def _distinct(a: Hit, b: Hit) -> bool:
+    """Whether the values two hits differ in name different things ("Customer 1042" / "Customer 2077"),
+    as governance judges them (:func:`.restatements.compare_texts`): no conflict, two facts."""
+    older, newer = sorted((a, b), key=lambda hit: (_moment(hit), hit.id))
+    return compare_texts(f"{older.title}\n{older.summary}", f"{newer.title}\n{newer.summary}").distinct is not None
 
 
 def cut(hits: list[Hit], limit: int, max_chars: int) -> list[Hit]:

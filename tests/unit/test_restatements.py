@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vault_engine.governance.subjects import compare_texts, main_verb
+from vault_engine.retrieval.restatements import compare_texts, main_verb
 from vault_engine.retrieval.statements import statement_of
 
 DISTINCT = [  # (older, newer, the reason's words)
