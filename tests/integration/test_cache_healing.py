@@ -39,9 +39,10 @@ def good_vectors(good_graph: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def _private_copy(good_graph: Path, folder: Path) -> Path:
-    """A cache folder of its own holding the graph and its record, for a test to damage."""
+    """A cache folder of its own holding the graph, its weights and its record, for a test to damage."""
     folder.mkdir(parents=True, exist_ok=True)
-    for path in (good_graph, good_graph.with_name(good_graph.name + model_graph.CHECKS)):
+    record = good_graph.with_name(good_graph.name + model_graph.CHECKS)
+    for path in (good_graph, model_graph.weights(good_graph), record):
         shutil.copyfile(path, folder / path.name)
     return folder / good_graph.name
 
@@ -61,6 +62,18 @@ def _corrupt(graph: Path) -> None:
     os.utime(graph, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 
 
+def _truncate_weights(graph: Path) -> None:
+    _truncate(model_graph.weights(graph))
+
+
+def _corrupt_weights(graph: Path) -> None:
+    _corrupt(model_graph.weights(graph))
+
+
+def _lose_weights(graph: Path) -> None:
+    model_graph.weights(graph).unlink()
+
+
 def _replace(graph: Path) -> None:
     """Another model where the graph should be: loads fine, computes other vectors."""
     shutil.copyfile(SOURCE, graph)
@@ -72,7 +85,8 @@ def _unrecorded(graph: Path) -> None:
     graph.write_bytes(b"\x08\x07" + b"not a model" * 1000)
 
 
-@pytest.mark.parametrize("damage", [_truncate, _corrupt, _replace, _unrecorded])
+@pytest.mark.parametrize("damage", [_truncate, _corrupt, _truncate_weights, _corrupt_weights, _lose_weights, _replace,
+                                    _unrecorded])
 def test_a_damaged_graph_is_derived_again_with_a_notice(damage: Callable[[Path], None], good_graph: Path,
                                                         good_vectors: np.ndarray, tmp_path: Path) -> None:
     graph = _private_copy(good_graph, tmp_path / "cache" / "models")
@@ -83,6 +97,7 @@ def test_a_damaged_graph_is_derived_again_with_a_notice(damage: Callable[[Path],
     vectors = FastEmbedder(EmbeddingSettings(), models, graph.parent).embed(TEXTS)
     assert np.allclose(vectors, good_vectors, atol=1e-6)  # the vectors of the graph as derived
     assert graph.read_bytes() == good_graph.read_bytes()  # healed in place
+    assert model_graph.weights(graph).read_bytes() == model_graph.weights(good_graph).read_bytes()
     lines = notices.take()
     assert len(lines) == 1 and "int8 graph" in lines[0] and "derived it again" in lines[0], lines
     # Found intact from now on: nothing more to say, nothing derived.

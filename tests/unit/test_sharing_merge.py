@@ -169,7 +169,8 @@ def test_counted_on_both_sides_only_for_distinct_events_on_each_side() -> None:
 
 
 def test_merging_one_version_twice_sums_its_feedback() -> None:
-    base = Memory(id="m-1", title="Deploys", type="fact", body="Deploys run from main.\n", applied={"used-successfully": 1})
+    base = Memory(id="m-1", title="Deploys", type="fact", body="Deploys run from main.\n",
+                  applied={"used-successfully": 1})
     once = base.replace(applied={"used-successfully": 2}, last_applied=datetime(2026, 12, 6, tzinfo=UTC))
     merged = parse(merge_memory(render(base), render(once), render(once)).text, "m.md").memory
     assert merged.applied["used-successfully"] == 3 and merged.body == base.body

@@ -19,7 +19,10 @@ on the synthetic benchmark's passages) and make them depend on nothing but the t
   8-bit weights can overflow.
 
 The graph is derived once per machine from the packaged model, deterministically (the same bytes
-every time), into memvault's cache folder, and is read from there by every vault.  Its name holds
+every time), into memvault's cache folder, and is read from there by every vault.  It is two files:
+the graph (``....onnx``, 70 kB) and its weights beside it (``....onnx.weights``, 69 MB), which
+onnxruntime maps into memory instead of reading: a process that loads the model starts in about a
+third of the time and keeps only the pages it touches (docs/decisions/hooks-latency.md).  Its name holds
 the recipe and a digest of the packaged model, so a new recipe or model derives a new file, and the
 embedder's name holds the recipe, so vectors of one graph are never mixed with the other's.  The
 digest is kept beside the graph (:data:`DIGESTS`, by the model file's path, size and change time),
@@ -57,6 +60,8 @@ ROW_SCALE = 2.0 / 255.0  # a row divided by its largest magnitude lies in [-1, 1
 ROW_ZERO = 128  # ... around this zero point (uint8)
 WEIGHT_STEPS = 63  # a weight column's largest magnitude is 63 steps of its scale (7 bits)
 EPSILON = 1e-12  # an all-zero row or column is divided by this, not by zero
+LAYOUT = "w1"  # the graph's files: its weights in a file of their own (:data:`WEIGHTS`), mapped, not read
+WEIGHTS = ".weights"  # beside each graph (its name + this): its weights
 DIGESTS = "model-digests.json"  # the packaged model's digest by its path, size and change time
 CHECKS = ".sha256.json"  # beside each graph (its name + this): its digest when derived, its identity when last intact
 
@@ -68,7 +73,12 @@ def graph_name(source: Path, folders: Sequence[Path] = ()) -> str:
 
 
 def _name(digest: str) -> str:
-    return f"all-MiniLM-L6-v2-{RECIPE}-{digest}.onnx"
+    return f"all-MiniLM-L6-v2-{RECIPE}-{digest}-{LAYOUT}.onnx"
+
+
+def weights(graph: Path) -> Path:
+    """The file holding ``graph``'s weights."""
+    return graph.with_name(graph.name + WEIGHTS)
 
 
 def _source_key(source: Path) -> str:
@@ -105,9 +115,10 @@ def graph_folder(cache_folder: Path) -> Path:
 
 
 def graphs_in(folder: Path) -> dict[str, int]:
-    """The int8 graphs a folder holds: file name -> size in bytes."""
+    """The int8 graphs a folder holds: file name -> size in bytes (with its weights)."""
     try:
-        return {p.name: p.stat().st_size for p in sorted(folder.glob("all-MiniLM-L6-v2-*.onnx")) if p.is_file()}
+        return {p.name: p.stat().st_size + (weights(p).stat().st_size if weights(p).is_file() else 0)
+                for p in sorted(folder.glob("all-MiniLM-L6-v2-*.onnx")) if p.is_file()}
     except OSError:
         return {}
 
@@ -138,6 +149,7 @@ def fast_graph(source: Path, folders: Sequence[Path]) -> Path:
             problems.append(f"{folder}: {exc.strerror or exc}")
             continue
         _remember(source, folder, digest)
+        _drop_single_file(folder, digest)
         if problems:
             notices.note("graph-elsewhere", f"notice: the embedding model's int8 graph cannot be written to "
                                             f"{problems[0]}; derived it into {folder} instead")
@@ -149,17 +161,33 @@ def _checks(graph: Path) -> Path:
     return graph.with_name(graph.name + CHECKS)
 
 
+def _drop_single_file(folder: Path, digest: str) -> None:
+    """Remove the graph an earlier release derived of the same model as one file (weights inside)."""
+    old = folder / f"all-MiniLM-L6-v2-{RECIPE}-{digest}.onnx"
+    for path in (old, _checks(old)):
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
 def _identity(graph: Path) -> str:
-    stat = graph.stat()
-    return f"{stat.st_ino}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ctime_ns}"
+    """The identity of the graph's two files: inode, size, change times."""
+    parts = []
+    for path in (graph, weights(graph)):
+        stat = path.stat()
+        parts.append(f"{stat.st_ino}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ctime_ns}")
+    return "|".join(parts)
 
 
-def _sha256(path: Path) -> str:
-    hashed = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            hashed.update(block)
-    return hashed.hexdigest()
+def _sha256(graph: Path) -> str:
+    """The digest of the graph's two files (each one's SHA-256, hashed together)."""
+    parts = []
+    for path in (graph, weights(graph)):
+        hashed = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                hashed.update(block)
+        parts.append(hashed.hexdigest())
+    return hashlib.sha256(" ".join(parts).encode()).hexdigest()
 
 
 def intact(graph: Path) -> bool:
@@ -186,14 +214,14 @@ def intact(graph: Path) -> bool:
 
 def discard(graph: Path) -> None:
     """Remove a graph found unusable (and its record), so the next use derives it again."""
-    for path in (graph, _checks(graph)):
+    for path in (graph, weights(graph), _checks(graph)):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
 
 
 def _derive(source: Path, target: Path) -> Path:
-    """Write the fast graph to ``target`` (atomically: another process deriving it at the same time
-    writes the same bytes)."""
+    """Write the fast graph to ``target`` and its weights beside it (each file atomically, the weights
+    first: another process deriving it at the same time writes the same bytes)."""
     try:
         import onnx
         import onnxruntime as ort
@@ -202,7 +230,8 @@ def _derive(source: Path, target: Path) -> Path:
     handle, float_path = tempfile.mkstemp(suffix=".onnx", dir=target.parent)
     os.close(handle)
     float_file = Path(float_path)
-    quantized_file = float_file.with_suffix(".int8.onnx")
+    folder = Path(tempfile.mkdtemp(prefix=".derive-", dir=target.parent))
+    quantized_file = folder / target.name  # its weights' file is named by the graph's final name
     try:
         # Basic optimizations fold each weight's int8-to-float conversion into a float weight, the
         # form read below; they depend on no CPU feature.
@@ -213,8 +242,10 @@ def _derive(source: Path, target: Path) -> Path:
         ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
         model = onnx.load(str(float_file))
         _quantize(model)
-        onnx.save(model, str(quantized_file))
+        onnx.save_model(model, str(quantized_file), save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=weights(target).name, size_threshold=1024)
         digest = _sha256(quantized_file)
+        os.replace(weights(quantized_file), weights(target))
         os.replace(quantized_file, target)
         write_atomic(_checks(target), json.dumps({"sha256": digest, "intact": _identity(target)},
                                                  sort_keys=True) + "\n")
@@ -226,7 +257,10 @@ def _derive(source: Path, target: Path) -> Path:
         raise OSError(f"cannot be derived here ({type(exc).__name__}: {exc})") from None
     finally:
         float_file.unlink(missing_ok=True)
-        quantized_file.unlink(missing_ok=True)
+        for path in (quantized_file, weights(quantized_file)):
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            folder.rmdir()
     return target
 
 
