@@ -35,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vault_engine.agents.backend import ServedVault
+from vault_engine.agents.warm import STARTED_FILE
 from vault_engine.captures import CaptureQueue
 from vault_engine.locks import WriterLock
 from vault_engine.store import create_vault
@@ -118,6 +119,8 @@ def stop_server(vault: Path) -> None:
         return
     os.kill(pid, signal.SIGTERM)
     wait_until(lambda: ServedVault.find(vault) is None)
+    # A hook starts no warm server within START_GAP of the last start: the next rows start their own.
+    (vault / STARTED_FILE).unlink(missing_ok=True)
 
 
 def mcp_initialize(vault: Path, checkout: Path, env: dict[str, str]) -> float:

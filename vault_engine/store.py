@@ -217,7 +217,7 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
             if item.is_dir():
                 if _descends(name, at_root):
                     stack.append((item.path, rel + "/"))
-            elif _is_memory_name(name, at_root):
+            elif is_memory_name(name, at_root):
                 if item.is_file():
                     yield rel, Path(item.path), None
                 else:  # a FIFO or device would block the reader forever
@@ -226,7 +226,7 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
 
 def stat_markdown(root: Path) -> Iterator[tuple[str, os.stat_result]]:
     """(relative path, stat) of every file :func:`iter_markdown` would read, in no set order: the same
-    rules (:func:`_descends`, :func:`_is_memory_name`), without the paths of the files it reports
+    rules (:func:`_descends`, :func:`is_memory_name`), without the paths of the files it reports
     (nothing of theirs is ever indexed), at the cost
     of one ``lstat`` per file; asked before every read, so it builds no ``Path`` and sorts nothing."""
     stack: list[tuple[str, str]] = [(str(root), "")]
@@ -244,7 +244,7 @@ def stat_markdown(root: Path) -> Iterator[tuple[str, os.stat_result]]:
                 if item.is_dir(follow_symlinks=False):
                     if _descends(name, not prefix):
                         stack.append((item.path, prefix + name + "/"))
-                elif _is_memory_name(name, not prefix):
+                elif is_memory_name(name, not prefix):
                     try:
                         info = item.stat(follow_symlinks=False)
                     except OSError:
@@ -253,13 +253,31 @@ def stat_markdown(root: Path) -> Iterator[tuple[str, os.stat_result]]:
                         yield prefix + name, info
 
 
+def walked_folders(root: Path) -> Iterator[str]:
+    """Every folder :func:`stat_markdown` enters, relative to ``root`` (``""``: the root itself)."""
+    stack = [(str(root), "")]
+    while stack:
+        folder, prefix = stack.pop()
+        yield prefix.rstrip("/")
+        try:
+            items = os.scandir(folder)
+        except OSError:
+            continue
+        with items:
+            for item in items:
+                name = item.name
+                if (name[0] != "." and not item.is_symlink() and _is_utf8(name)
+                        and item.is_dir(follow_symlinks=False) and _descends(name, not prefix)):
+                    stack.append((item.path, prefix + name + "/"))
+
+
 def _descends(name: str, at_root: bool) -> bool:
     """Whether a walk of the vault enters the folder ``name``: only the vault's own folders are
     skipped, at its root (a project folder may be called "journal")."""
     return not (at_root and name in SKIP_DIRS)
 
 
-def _is_memory_name(name: str, at_root: bool) -> bool:
+def is_memory_name(name: str, at_root: bool) -> bool:
     """Whether a file called ``name`` is a memory file (not the generated index page, nor one of the
     vault's own files at its root)."""
     return name.endswith(".md") and name != INDEX_PAGE and not (at_root and name in ROOT_FILES)

@@ -13,6 +13,7 @@ import pytest
 from click.testing import Result
 
 from vault_engine.errors import MemoryNotFound
+from vault_engine.index.change_feed import ChangeFeed
 from vault_engine.retrieval.searcher import SearchQuery as Query
 from vault_engine.server.requests import ContextRequest, ReadRequest, SearchRequest
 from vault_engine.server.service import MemoryService
@@ -133,10 +134,14 @@ def test_cli_a_file_added_by_hand_is_found_at_once(run_cli: Callable[..., Result
 # ---------------------------------------------------------------- a long-lived service (HTTP and MCP)
 
 
-@pytest.fixture
-def service(vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> tuple[MemoryService, list[str]]:
+@pytest.fixture(params=["walk", "kernel feed"])
+def service(vault_of: Callable[[list[str]], tuple[Vault, list[str]]],
+            request: pytest.FixtureRequest) -> tuple[MemoryService, list[str]]:
     vault, made = vault_of([CAT, *OTHERS])
     served = MemoryService(vault)  # no watcher: what `serve --no-watch` runs, and `serve` between events
+    if request.param == "kernel feed":  # as `serve` and `mcp` read: a walk only after the kernel saw a change
+        vault.change_feed = ChangeFeed.open(vault.root)
+        assert vault.change_feed is not None
     first = served.search(SearchRequest(PARAPHRASE))
     assert first["hits"][0]["id"] == made[0]  # the searcher is open and warm before any edit
     yield served, made

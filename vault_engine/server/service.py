@@ -143,6 +143,10 @@ class MemoryService:
         from ..daemon.watch import WatcherThread
 
         if self._watcher is None:
+            if self.vault.change_feed is None:  # a read then walks the files only after the kernel saw a change
+                from ..index.change_feed import ChangeFeed
+
+                self.vault.change_feed = ChangeFeed.open(self.vault.root)
             self._watcher = WatcherThread(self.vault, on_report=on_report).start(timeout=0)
             # A write that leaves many memories waiting for their vectors returns at once: the
             # watcher sees the files change and fills them between its syncs.
@@ -157,6 +161,9 @@ class MemoryService:
         if self._watcher is not None:
             watcher, self._watcher = self._watcher, None
             watcher.stop()
+        if self.vault.change_feed is not None:
+            feed, self.vault.change_feed = self.vault.change_feed, None
+            feed.close()
         self._worker.shutdown(wait=True)
 
     def project(self, key: str | None) -> str | None:

@@ -282,6 +282,20 @@ def bring_current(vault: Vault) -> str | None:
     an edited memory dropped and queued (see :func:`sync_soon`).  Files whose stat alone changed are
     recorded as they are.  A notice when the indexes could not be brought in line (another process
     holds them longer than ``READ_WAIT``, or the sync failed); None otherwise."""
+    feed = vault.change_feed
+    if feed is not None and not feed.dirty():
+        return None  # the kernel saw no memory file change since the last walk (index/change_feed.py)
+    current = False
+    try:
+        notice = _bring_current(vault)
+        current = notice is None
+        return notice
+    finally:
+        if feed is not None and not current:
+            feed.mark_dirty()  # what this walk found is not all indexed: the next read walks again
+
+
+def _bring_current(vault: Vault) -> str | None:
     from ..index.disk import STAT_CACHE
     from ..index.freshness import RecordedStats, compare, settle
 
@@ -290,6 +304,8 @@ def bring_current(vault: Vault) -> str | None:
         vault.kept_stats = RecordedStats(state / STAT_CACHE)
     cache = vault.kept_stats.load() if (state / "catalog.sqlite").exists() else {}
     if not cache:
+        if vault.change_feed is not None:
+            vault.change_feed.mark_dirty()  # nothing indexed yet: the search builds, the next read looks again
         return None  # nothing indexed yet, or a build under way or cut short: the search decides
     found = compare(vault.root, cache)
     if found.empty and not found.settled:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from .. import locks
     from ..config import VaultConfig
     from ..format.memory import Memory
+    from ..index.change_feed import ChangeFeed
     from ..index.embedder import Embedder
     from ..index.freshness import RecordedStats
     from ..index.sync import Progress, SyncReport
@@ -34,6 +35,7 @@ class Open(Protocol):
     fill_in_background: Callable[[], object] | None
     kept_searcher: Searcher | None
     kept_stats: RecordedStats | None
+    change_feed: ChangeFeed | None
 
     @property
     def sender(self) -> str | None: ...

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from ..governance.audit import Audit
     from ..governance.maintain import MaintainReport
+    from ..index.change_feed import ChangeFeed
     from ..index.embedder import Embedder
     from ..index.filling import FillReport
     from ..index.freshness import RecordedStats
@@ -76,6 +77,8 @@ class Vault:
         self._transactions = Transactions(self)
         self.kept_searcher: Searcher | None = None  # open while the indexes stay as they were (vault/indexes.py)
         self.kept_stats: RecordedStats | None = None  # the stat cache as last read: every read compares the files to it
+        # A long-lived process's kernel feed of changed files: a read walks only after one (index/change_feed.py).
+        self.change_feed: ChangeFeed | None = None
         self.last_sync: SyncReport | None = None
         self._embedder = embedder
         self._llm: Llm | None = None

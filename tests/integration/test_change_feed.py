@@ -1,0 +1,121 @@
+"""The kernel's feed of changed files (real inotify, real files): what makes a long-lived process walk the vault
+before a read, and what does not."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from vault_engine import store
+from vault_engine.index import change_feed
+from vault_engine.index.change_feed import ChangeFeed
+from vault_engine.retrieval.searcher import SearchQuery
+from vault_engine.vault import Vault
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+
+MEMORY = "---\nid: m-1\ntitle: Ferry\ntype: fact\n---\nThe ferry leaves pier seven every forty minutes.\n"
+
+
+@pytest.fixture
+def vault_folder(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    (root / "memories" / "global").mkdir(parents=True)
+    (root / ".memvault").mkdir()
+    (root / "memories" / "global" / "ferry.md").write_text(MEMORY)
+    return root
+
+
+@pytest.fixture
+def feed(vault_folder: Path) -> Iterator[ChangeFeed]:
+    opened = ChangeFeed.open(vault_folder)
+    assert opened is not None
+    assert opened.dirty()  # nothing is known before the first walk
+    assert not opened.dirty()
+    yield opened
+    opened.close()
+
+
+def test_an_edit_a_deletion_and_a_replacement_each_make_the_next_read_walk(vault_folder: Path,
+                                                                            feed: ChangeFeed) -> None:
+    memory = vault_folder / "memories" / "global" / "ferry.md"
+    with memory.open("a") as handle:
+        handle.write("Saturdays: every hour.\n")
+    assert feed.dirty() and not feed.dirty()
+    spare = memory.with_name(".ferry.md.tmp")
+    spare.write_text(MEMORY)
+    os.replace(spare, memory)  # an editor's atomic save
+    assert feed.dirty() and not feed.dirty()
+    memory.unlink()
+    assert feed.dirty() and not feed.dirty()
+
+
+@pytest.mark.parametrize("rel", [".memvault/catalog.sqlite", "memories/global/notes.txt", "memories/global/.x.swp",
+                                 "memories/global/INDEX.md", "INDEX.md", "README.md", ".obsidian/workspace.json"])
+def test_files_the_walk_never_reports_make_no_walk(vault_folder: Path, feed: ChangeFeed, rel: str) -> None:
+    path = vault_folder / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    feed.dirty()  # a folder made above (.obsidian) is news once
+    path.write_text("written by someone else\n")
+    assert not feed.dirty()
+
+
+def test_a_new_folder_and_a_moved_one_are_watched_too(vault_folder: Path, feed: ChangeFeed) -> None:
+    project = vault_folder / "memories" / "projects" / "api"
+    project.mkdir(parents=True)
+    assert feed.dirty()
+    (project / "deploys.md").write_text(MEMORY)
+    assert feed.dirty()
+    moved = vault_folder / "memories" / "projects" / "web"
+    project.rename(moved)
+    assert feed.dirty()
+    with (moved / "deploys.md").open("a") as handle:
+        handle.write("Edited after the move.\n")
+    assert feed.dirty() and not feed.dirty()
+
+
+def test_mark_dirty_makes_the_next_read_walk(feed: ChangeFeed) -> None:
+    feed.mark_dirty()
+    assert feed.dirty() and not feed.dirty()
+
+
+def test_no_feed_where_another_machine_may_write(vault_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert change_feed.filesystem_type(vault_folder) in change_feed.LOCAL_FILESYSTEMS
+    for kind in ("nfs4", "fuse.sshfs", "cifs", ""):
+        monkeypatch.setattr(change_feed, "filesystem_type", lambda _path, kind=kind: kind)
+        assert ChangeFeed.open(vault_folder) is None
+
+
+def test_a_closed_feed_always_walks(vault_folder: Path) -> None:
+    opened = ChangeFeed.open(vault_folder)
+    assert opened is not None
+    opened.close()
+    assert opened.dirty() and opened.dirty()
+
+
+def test_a_read_with_a_quiet_feed_does_not_walk_and_one_after_an_edit_does(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    vault, made = vault_of(["The ferry leaves pier seven every forty minutes.", "Invoices go out monthly."])
+    vault.change_feed = ChangeFeed.open(vault.root)
+    assert vault.change_feed is not None
+    walks: list[Path] = []
+    real_walk = store.stat_markdown
+
+    def counted(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+        walks.append(root)
+        return real_walk(root)
+
+    monkeypatch.setattr(store, "stat_markdown", counted)
+    assert vault.search(SearchQuery("ferry pier")).hits and len(walks) == 1  # the first read walks
+    for _ in range(3):
+        assert vault.search(SearchQuery("ferry pier")).hits
+    assert len(walks) == 1
+    path = vault.root / vault.find(made[0]).path
+    path.write_text(path.read_text().replace("forty", "twenty"))
+    hits = vault.search(SearchQuery("ferry every twenty minutes")).hits
+    assert len(walks) == 2 and hits[0].id == made[0] and "twenty" in path.read_text()
+    vault.change_feed.close()
