@@ -295,6 +295,20 @@ def test_hooks_ask_a_running_server(setup: Setup, served: subprocess.Popen[str])
     assert setup.ids["api"] in start and setup.ids["web"] not in start and setup.state().answered_by == "server"
 
 
+def test_a_running_server_answers_from_a_file_written_by_hand_a_moment_before(
+        setup: Setup, served: subprocess.Popen[str]) -> None:
+    """The server walks the files only after the kernel reported a change (index/change_feed.py): a note
+    written by hand just before the prompt is in the answer, with no watcher running."""
+    first = setup.hook_input("UserPromptSubmit", prompt="Where do the release notes go?")
+    setup.context_of(setup.run("UserPromptSubmit", first), "UserPromptSubmit")  # warm, and walked once
+    note = setup.vault / "memories" / "global" / "harbour-ferry.md"
+    note.write_text("# Harbour ferry timetable\n\nThe harbour ferry leaves pier seven every forty minutes.\n",
+                    encoding="utf-8")
+    prompt = setup.hook_input("UserPromptSubmit", prompt="When does the harbour ferry leave pier seven?")
+    text = setup.context_of(setup.run("UserPromptSubmit", prompt), "UserPromptSubmit")
+    assert "Harbour ferry timetable" in text and setup.state().answered_by == "server"
+
+
 def test_a_server_that_is_gone_is_not_waited_for(setup: Setup) -> None:
     (setup.vault / ".memvault").mkdir(exist_ok=True)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)

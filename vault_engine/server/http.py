@@ -397,6 +397,7 @@ def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = N
         chosen = service.vault.config.server.port if port is None else port
         server, served = bind(service, host, chosen, log=announce)
         try:
+            service.follow_changes()
             if watch:
                 service.watch()
             threading.Thread(target=_warm_up, args=(service, announce), name="memvault-warm-up", daemon=True).start()

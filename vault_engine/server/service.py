@@ -143,14 +143,18 @@ class MemoryService:
         from ..daemon.watch import WatcherThread
 
         if self._watcher is None:
-            if self.vault.change_feed is None:  # a read then walks the files only after the kernel saw a change
-                from ..index.change_feed import ChangeFeed
-
-                self.vault.change_feed = ChangeFeed.open(self.vault.root)
             self._watcher = WatcherThread(self.vault, on_report=on_report).start(timeout=0)
             # A write that leaves many memories waiting for their vectors returns at once: the
             # watcher sees the files change and fills them between its syncs.
             self.vault.fill_in_background = lambda: None
+
+    def follow_changes(self) -> None:
+        """Serve many reads: each one walks the vault's files only after the kernel saw a memory file change
+        (:mod:`vault_engine.index.change_feed`; where it cannot tell, every read walks as before)."""
+        if self.vault.change_feed is None:
+            from ..index.change_feed import ChangeFeed
+
+            self.vault.change_feed = ChangeFeed.open(self.vault.root)
 
     def warm_up(self) -> None:
         """Load the embedding model and open the indexes now, not on the first call."""

@@ -317,6 +317,7 @@ def run(vault_path: str | None, *, watch: bool = True, project: str | None = Non
 
     server = build_server(service, here=here)
     log.info("serving %s over MCP on stdio%s", service.vault.root, "" if watch else " (not watching)")
+    service.follow_changes()
     starter = _background("watch", lambda: service.watch(on_report=_log_watch)) if watch else None
     api = _serve_http(service) if http else None
     stop_kicking = threading.Event()
