@@ -25,7 +25,9 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -104,6 +106,15 @@ def _session(cli: str, env: dict[str, str], project: Path, mock: MockModels) -> 
     return wall, min(firsts) - started_wall
 
 
+def _stop_warm_server(vault: Path) -> None:
+    """Stop the warm server the sessions' hooks started (it would idle for 15 minutes in a removed folder)."""
+    try:
+        pid = int(json.loads((vault / ".memvault" / "serve.json").read_text(encoding="utf-8"))["pid"])
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # none running
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="measured sessions per agent and setting (default 5)")
@@ -129,6 +140,7 @@ def main() -> None:
                     timings[flag].first_request.append(first)
                 print(f"  {cli}: run {run + 1}/{args.runs}", file=sys.stderr)
             rows.append((cli, timings[False], timings[True]))
+            _stop_warm_server(Path(tmp) / f"{cli}-with" / "vault")
     print(f"\none-shot sessions against the mock model API, median of {args.runs} (seconds)\n")
     print("| agent | without memvault | with memvault | ratio | difference | first request without | "
           "first request with |")
