@@ -14,9 +14,8 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
-
-import yaml
 
 from ..errors import EncodingError, FrontmatterError, MemoryFileError, UnreadableWrite
 from . import yamlfmt, yamlsubset
@@ -33,44 +32,46 @@ __all__ = [
     "text_digest",
 ]
 
-try:  # the C loader is ~10x faster; fall back for builds without libyaml
-    _Base: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _Base = yaml.SafeLoader
+@lru_cache(maxsize=1)
+def _loader() -> Any:
+    """PyYAML's safe loader, strict about dates and repeated keys (imported only for a header
+    :mod:`.yamlsubset` cannot read: most commands never need it)."""
+    import yaml
 
+    try:  # the C loader is ~10x faster; fall back for builds without libyaml
+        base: Any = yaml.CSafeLoader
+    except AttributeError:  # pragma: no cover
+        base = yaml.SafeLoader
 
-class _Loader(_Base):  # type: ignore[misc]
-    """The safe loader, reporting an impossible date (2026-13-01) with its line."""
+    class Loader(base):  # type: ignore[misc]
+        """The safe loader, reporting an impossible date (2026-13-01) with its line."""
 
+    def timestamp(loader: Any, node: Any) -> Any:
+        try:
+            return loader.construct_yaml_timestamp(node)
+        except ValueError as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"invalid date {node.value!r} ({exc})", node.start_mark
+            ) from None
 
-def _timestamp(loader: Any, node: Any) -> Any:
-    try:
-        return loader.construct_yaml_timestamp(node)
-    except ValueError as exc:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"invalid date {node.value!r} ({exc})", node.start_mark
-        ) from None
+    def unique_keys(loader: Any, node: Any, deep: bool = False) -> Any:
+        """A mapping whose keys are unique (YAML requires it; PyYAML would keep the last silently,
+        so ``id`` written twice by a half-resolved merge would pick one copy without a word)."""
+        seen: dict[tuple[str, str], int] = {}
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                key = (key_node.tag, key_node.value)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key_node.value!r} appears twice (first on line {seen[key] + 2})",
+                        key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+        return base.construct_mapping(loader, node, deep)
 
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
+    Loader.construct_mapping = unique_keys
+    return Loader
 
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
-
-
-def _unique_keys(loader: Any, node: Any, deep: bool = False) -> Any:
-    """A mapping whose keys are unique (YAML requires it; PyYAML would keep the last silently,
-    so ``id`` written twice by a half-resolved merge would pick one copy without a word)."""
-    seen: dict[tuple[str, str], int] = {}
-    for key_node, _ in node.value:
-        if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
-            key = (key_node.tag, key_node.value)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key_node.value!r} appears twice (first on line {seen[key] + 2})",
-                    key_node.start_mark)
-            seen[key] = key_node.start_mark.line
-    return _Base.construct_mapping(loader, node, deep)
-
-
-_Loader.construct_mapping = _unique_keys
 
 _FENCE = re.compile(r"\A---[ \t]*(\r?\n)")
 _CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
@@ -154,8 +155,10 @@ def load_header(header: str, path: str | None = None) -> dict[str, Any]:
     fast = yamlsubset.load(header) if header.strip() else {}
     if fast is not None:
         return fast
+    import yaml
+
     try:
-        raw = yaml.load(header, Loader=_Loader) if header.strip() else {}
+        raw = yaml.load(header, Loader=_loader()) if header.strip() else {}
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 2 if mark is not None else 1
