@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from vault_engine.config import RetrievalSettings
 from vault_engine.format.memory import Memory
-from vault_engine.retrieval.fusion import Fused, boost, fuse, signals
+from vault_engine.retrieval.fusion import Fused, boost, boosted_score, fuse, signals
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 WEIGHTS = {"fts": 1.0, "vector": 1.5}
@@ -54,6 +55,20 @@ def test_missing_signals_give_exactly_one() -> None:
     result = boost(Fused("m-a", 0.5, ()), bare, RetrievalSettings(), NOW)
     assert result.score == 0.5
     assert set(result.factors.values()) == {1.0}
+
+
+def test_the_ranking_score_is_the_boosted_score_bit_for_bit() -> None:
+    rng = random.Random(3)
+    settings = RetrievalSettings(alpha_event_time=0.3, alpha_proof=0.2)
+    for _ in range(300):
+        memory = _memory(
+            updated=NOW - timedelta(days=rng.uniform(0, 900)) if rng.random() < 0.8 else None,
+            created=NOW - timedelta(days=rng.uniform(0, 900)),
+            occurred_at=NOW - timedelta(days=rng.uniform(0, 900)) if rng.random() < 0.5 else None,
+            proof_count=rng.choice([1, 1, 2, 5]), trust=rng.choice(["system", "learned", "external"]),
+            applied={"used-successfully": rng.choice([0, 0, 3]), "corrected": rng.choice([0, 0, 1])})
+        item = Fused("m-a", rng.uniform(0.01, 1.0), ())
+        assert boosted_score(item, memory, settings, NOW) == boost(item, memory, settings, NOW).score
 
 
 def test_each_boost_moves_the_score_in_the_right_direction() -> None:

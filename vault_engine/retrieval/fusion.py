@@ -131,36 +131,53 @@ def _age_signal(moment: datetime | date | None, now: datetime) -> float | None:
     return math.pow(0.5, days / RECENCY_HALF_LIFE_DAYS)
 
 
+SIGNALS = ("recency", "event_time", "proof", "trust", "usefulness")  # the boosts, in the order they multiply
+
+
 def signals(memory: Signals, now: datetime) -> dict[str, float | None]:
     """Each boost signal of ``memory`` in [0, 1], or None when the memory has no such signal."""
+    return dict(zip(SIGNALS, _signal_values(memory, now), strict=True))
+
+
+def _signal_values(memory: Signals, now: datetime) -> tuple[float | None, ...]:
+    """:func:`signals`' values, in the order of :data:`SIGNALS`."""
     applied = memory.applied
     good = applied.get("used-successfully", 0)
     bad = applied.get("corrected", 0) + applied.get("contributed-to-failure", 0) + applied.get("overridden", 0)
-    return {
-        "recency": _age_signal(memory.updated or memory.created, now),
-        "event_time": _age_signal(memory.occurred_at, now),
-        "proof": 1.0 - 1.0 / (1.0 + max(0, memory.proof_count - 1)) if memory.proof_count > 1 else None,
-        "trust": TRUST_SIGNAL.get(memory.trust),
-        "usefulness": (good + 1) / (good + bad + 2) if good or bad else None,
-    }
+    return (
+        _age_signal(memory.updated or memory.created, now),
+        _age_signal(memory.occurred_at, now),
+        1.0 - 1.0 / (1.0 + max(0, memory.proof_count - 1)) if memory.proof_count > 1 else None,
+        TRUST_SIGNAL.get(memory.trust),
+        (good + 1) / (good + bad + 2) if good or bad else None,
+    )
+
+
+def _alphas(settings: RetrievalSettings) -> tuple[float, ...]:
+    """Each boost's alpha, in the order of :data:`SIGNALS`."""
+    return (settings.alpha_recency, settings.alpha_event_time, settings.alpha_proof, settings.alpha_trust,
+            settings.alpha_usefulness)
 
 
 def boost(item: Fused, memory: Signals, settings: RetrievalSettings, now: datetime) -> Boosted:
     """Apply ``base * prod(1 + alpha * (signal - 0.5))``; a missing signal gives exactly 1.0."""
-    alphas = {
-        "recency": settings.alpha_recency,
-        "event_time": settings.alpha_event_time,
-        "proof": settings.alpha_proof,
-        "trust": settings.alpha_trust,
-        "usefulness": settings.alpha_usefulness,
-    }
     factors: dict[str, float] = {}
     score = item.score
-    for name, value in signals(memory, now).items():
-        factor = 1.0 if value is None else 1.0 + alphas[name] * (value - 0.5)
+    for name, alpha, value in zip(SIGNALS, _alphas(settings), _signal_values(memory, now), strict=True):
+        factor = 1.0 if value is None else 1.0 + alpha * (value - 0.5)
         factors[name] = factor
         score *= factor
     return Boosted(item.id, item.score, score, item.lanes, factors)
+
+
+def boosted_score(item: Fused, memory: Signals, settings: RetrievalSettings, now: datetime) -> float:
+    """``boost(...).score`` alone (the same product, bit for bit: a missing signal's 1.0 is skipped), for
+    ranking many candidates of which few become hits."""
+    score = item.score
+    for alpha, value in zip(_alphas(settings), _signal_values(memory, now), strict=True):
+        if value is not None:
+            score *= 1.0 + alpha * (value - 0.5)
+    return score
 
 
 def boost_bounds(settings: RetrievalSettings) -> tuple[float, float]:

@@ -45,7 +45,7 @@ from ..index.vocabulary import Vocabulary
 from . import lanes, pseudo_relevance, relevance, rerank, subjects
 from .collapse import collapse, cut
 from .filters import Columns, Filter
-from .fusion import Fused, boost, fuse, fusion_input, prune
+from .fusion import Fused, boosted_score, fuse, fusion_input, prune
 from .hits import make_hit
 from .neighbours import with_neighbours
 from .request import Hit, SearchQuery, SearchResult, allowed_trust
@@ -412,7 +412,7 @@ class Searcher:
         # can reach the shortlist or the re-ranked head are boosted up front.
         fused = prune(every, max(shortlist_size, s.rerank_depth) if reranking else shortlist_size, s)
         rows = self.rows({f.id for f in fused})
-        scored = sorted(((boost(f, rows[f.id], s, now).score, f) for f in fused if f.id in rows),
+        scored = sorted(((boosted_score(f, rows[f.id], s, now), f) for f in fused if f.id in rows),
                         key=lambda pair: (-pair[0], pair[1].id))
         reranked: dict[str, dict[str, float]] = {}
         if reranking and len(scored) > 1:
@@ -423,7 +423,7 @@ class Searcher:
                 """The boosted scores of those of ``ids`` that are candidates left out above."""
                 wanted = {i for i in ids if i in cut_off}
                 found_rows = self.rows(wanted) if wanted else {}
-                return {i: boost(cut_off[i], row, s, now).score for i, row in found_rows.items()}
+                return {i: boosted_score(cut_off[i], row, s, now) for i, row in found_rows.items()}
 
             scored, reranked = rerank.rerank_shortlist(
                 query, scored, rows, s, now, around=self._thread_links() if s.rerank_thread else {},
