@@ -153,12 +153,18 @@ class FullTextIndex:
         among = tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, "id", i))
                                              for i in ids])
         out: dict[str, set[str]] = {}
+        named: dict[tuple[int, int], str] = {}  # a document's id by its address in this searcher (read once)
         for term in terms:
             anywhere = tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, f, term))
                                                     for f in fields])
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, anywhere), (tantivy.Occur.Must, among)])
             found = searcher.search(query, limit=max(1, len(ids)))
-            out[term] = {str(searcher.doc(address).get_first("id")) for _score, address in found.hits}
+            carried = out[term] = set()
+            for _score, address in found.hits:
+                key = (address.segment_ord, address.doc)
+                if key not in named:
+                    named[key] = str(searcher.doc(address).get_first("id"))
+                carried.add(named[key])
         return out
 
     def frequencies(self, terms: Iterable[str], fields: Sequence[str]) -> tuple[int, dict[str, int]]:
