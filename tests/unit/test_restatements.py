@@ -39,6 +39,12 @@ DISTINCT = [  # (older, newer, the reason's words)
      "(The preview cluster, Staging)"),
     ("Setup: clone the repo. Customer 1042 pays yearly.", "Setup: clone the repo. Customer 2077 pays yearly.",
      "different customers (1042, 2077)"),
+    # A note without a verb: the label before its colon or dash is what it is about.
+    ("Customer 1042: gold plan, renews in March.", "Customer 2077: gold plan, renews in March.",
+     "different customers (1042, 2077)"),
+    ("Customer 1042 - gold plan", "Customer 2077 - gold plan", "different customers (1042, 2077)"),
+    ("Rule 7 about api: check item 7 before merging.", "Rule 27 about api: check item 27 before merging.",
+     "different rules (7, 27)"),
 ]
 SAME_SUBJECT = [  # (older, newer, the values that changed)
     ("The staging DB is on port 5432.", "The staging DB is on port 5433.", "(5432 -> 5433)"),
@@ -53,6 +59,10 @@ SAME_SUBJECT = [  # (older, newer, the values that changed)
     ("It keeps 3 replicas in production.", "It keeps 5 replicas in production.", "(3 -> 5)"),
     ("Failed calls are retried 3 times.", "Failed calls are retried 5 times.", "(3 -> 5)"),
     ("We deploy the api with Docker.", "We deploy the api with Nomad.", "(Docker -> Nomad)"),
+    # ... and what follows the label is its value.
+    ("Staging DB port: 5432", "Staging DB port: 5433", "(5432 -> 5433)"),
+    ("Cache TTL: 600 seconds.", "Cache TTL: 3600 seconds.", "(600 -> 3600)"),
+    ("Deploy window: 14:00 UTC", "Deploy window: 16:00 UTC", "(14:00 -> 16:00)"),
 ]
 NEITHER = [  # no identifier differs: rewording, an added clause, another statement
     ("Staging uses the small instance size.",

@@ -121,11 +121,12 @@ def main_verb(tokens: tuple[str, ...], kinds: tuple[str, ...]) -> int | None:
     return None
 
 
-def subject_span(tokens: tuple[str, ...], kinds: tuple[str, ...]) -> tuple[int, int]:
-    """[start, end) of the tokens naming what the sentence is about ((0, 0) when no verb is found)."""
+def subject_span(tokens: tuple[str, ...], kinds: tuple[str, ...], label: int = 0) -> tuple[int, int]:
+    """[start, end) of the tokens naming what the sentence is about: before its main verb; with no verb,
+    its label (the ``label`` tokens before a colon or dash: "Customer 1042: gold plan"); else (0, 0)."""
     verb = main_verb(tokens, kinds)
     if verb is None:
-        return (0, 0)
+        return (0, label)
     if tokens[verb] in _BE and verb + 2 < len(tokens) and _participle(tokens[verb + 1]) \
             and "by" in tokens[verb + 2:]:
         start = tokens.index("by", verb + 2) + 1  # "Python 3.11 is used by service A": about service A
@@ -273,7 +274,8 @@ def compare_texts(older: str, newer: str) -> Judgement:
         if score < _COUNTERPART:
             continue
         counterpart = old[index]
-        spans = (subject_span(counterpart.tokens, counterpart.kinds), subject_span(new.tokens, new.kinds))
+        spans = (subject_span(counterpart.tokens, counterpart.kinds, counterpart.label),
+                 subject_span(new.tokens, new.kinds, new.label))
         matcher = SequenceMatcher(None, counterpart.tokens, new.tokens, autojunk=False)
         places = [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
         # A place holds an identifier when both sides do ("year" / "twelve months" is rewording).
@@ -306,7 +308,7 @@ def compare_texts(older: str, newer: str) -> Judgement:
         # checkout" / "Bob owns checkout".  In longer texts such a word is as often rewording ("Each" / "Every",
         # the one word a copy of a long note changed).
         counterpart, new, i1, i2, j1, j2 = renamed_only[0]
-        start, end = subject_span(counterpart.tokens, counterpart.kinds)
+        start, end = subject_span(counterpart.tokens, counterpart.kinds, counterpart.label)
         if start <= i1 < end:
             return Judgement(distinct=("subjects", " ".join(counterpart.raw[i1:i2]), " ".join(new.raw[j1:j2])))
     return Judgement(values=tuple(values))

@@ -47,6 +47,8 @@ _QUOTED = re.compile(r"\"[^\"\n]{1,120}\"|“[^”\n]{1,120}”|`[^`\n]{1,120}`|
 _QUANTITY = re.compile(rf"(?:{NUMBER.pattern})(?:[/-]\d+)*(?:[a-z]{{1,3}})?|v(?:{NUMBER.pattern})", re.I)
 _ABBREVIATION = re.compile(r"(?:\w\.)+\w", re.I)  # e.g, i.e
 _SENTENCE_GAP = re.compile(r"[.!?:;\n]")
+# What ends a label: a colon, or a dash set off by spaces ("Customer 1042: ...", "Server 3 - ...").
+_LABEL_END = re.compile(r":(?=\s)|\s[-\u2013\u2014]\s")
 _NUMBER_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
                  "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
 # Token kinds.  Values of these kinds may conflict; identifiers name different things instead.
@@ -67,6 +69,7 @@ class Statement:
     names: frozenset[str]  # the stems of capitalised words
     words: frozenset[str]  # the stems of every word that is not a value or a function word
     negations: frozenset[str]
+    label: int = 0  # tokens before a label's colon or dash ("Customer 1042: gold plan"); 0: no label
 
 
 def _kind(folded: str, raw: str, quoted: bool, leading: bool) -> str:
@@ -107,7 +110,9 @@ def statement_of(text: str) -> Statement:
     raw: list[str] = []
     kinds: list[str] = []
     previous_end: int | None = None
+    starts: list[int] = []
     for match in _TOKEN.finditer(flat):
+        starts.append(match.start())
         folded = match.group(0).casefold()
         leading = previous_end is None or _SENTENCE_GAP.search(flat, previous_end, match.start()) is not None
         inside = any(start < match.start() and match.end() < end for start, end in quoted)
@@ -120,7 +125,18 @@ def statement_of(text: str) -> Statement:
     words = frozenset(s for t, k in zip(tokens, kinds, strict=True)
                       if k not in _VALUE_KINDS and t not in STOPWORDS for s in _stems(t))
     negations = frozenset(t for t in tokens if NEGATION.fullmatch(t))
-    return Statement(tuple(tokens), tuple(raw), tuple(kinds), values, names, words, negations)
+    return Statement(tuple(tokens), tuple(raw), tuple(kinds), values, names, words, negations,
+                     _label(flat, starts))
+
+
+def _label(flat: str, starts: list[int]) -> int:
+    """How many of the tokens (starting at ``starts``) come before the first label end of ``flat``; 0 when
+    none does, or when the label would be the whole text."""
+    found = _LABEL_END.search(flat)
+    if found is None:
+        return 0
+    count = sum(1 for start in starts if start < found.start())
+    return count if 0 < count < len(starts) else 0
 
 
 def overlap(a: Statement, b: Statement) -> float:
