@@ -85,3 +85,22 @@ def test_a_merge_keeps_the_absorbed_clause_after_the_trash_is_purged(real: Vault
     assert list(real.scan().trashed()) == []  # the absorbed files are gone for good
     assert hits(real, "make deploy")[:1] == [obsolete]
     assert hits(real, "xlarge during load tests")[:1] == [staging]
+
+
+def test_notes_labelled_by_an_identifier_stay_distinct_and_are_not_shown_as_conflicting(real: Vault) -> None:
+    """A note with no verb is about its label: "Customer 1042: ..." and "Customer 2077: ..." are two customers."""
+    ids = [real.add(NewMemory(f"Customer {n}: gold plan, renews in March")).id for n in (1042, 2077)]
+    report = real.maintain()
+    assert not {"merge", "supersede"} & set(report.counts())
+    scan = real.scan()
+    assert all(not scan.get(i).in_trash and scan.get(i).memory.lifecycle != "superseded" for i in ids)
+    found = real.search(SearchQuery("which customers are on the gold plan")).hits
+    assert {h.id for h in found} >= set(ids) and not any(h.conflicts for h in found)
+
+
+def test_a_labelled_value_still_supersedes(real: Vault) -> None:
+    older = real.add(NewMemory("Staging DB port: 5432")).id
+    newer = real.add(NewMemory("Staging DB port: 5433")).id
+    report = real.maintain()
+    assert [(a.kind, a.memory, a.related) for a in report.actions if a.kind == "supersede"] == [
+        ("supersede", newer, (older,))]
