@@ -24,6 +24,7 @@ from vault_engine.errors import VaultBusy
 from vault_engine.governance.actions import Action, Change
 from vault_engine.governance.maintain import Executor
 from vault_engine.index.catalog import Catalog
+from vault_engine.index.change_feed import ChangeFeed
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.store import STATE_DIR, Scan
@@ -248,12 +249,18 @@ def test_a_search_during_another_process_building_the_indexes_does_not_wait(
     assert result.hits[0].id == made and result.notice is not None and "built them" in result.notice
 
 
+@pytest.mark.parametrize("feed", [False, True], ids=["walk", "kernel feed"])
 def test_a_hand_edit_while_another_process_holds_the_indexes_waits_briefly_then_says_so(
-        make_vault: Callable[..., Vault], holder: Callable[[Path], subprocess.Popen[str]]) -> None:
+        make_vault: Callable[..., Vault], holder: Callable[[Path], subprocess.Popen[str]], feed: bool) -> None:
     """A read that finds files changed waits at most READ_WAIT for another process's sync, answers from
-    the indexes as they are with a notice, and the next read once the lock is free indexes the edit."""
+    the indexes as they are with a notice, and the next read once the lock is free indexes the edit (a
+    server's kernel feed, drained by the first read, is marked to walk again)."""
     vault = Vault(make_vault().root, embedder=HashEmbedder(), auto_sync=True)
     made = vault.add(NewMemory("The gateway rejects requests without a trace header.")).id
+    if feed:
+        vault.change_feed = ChangeFeed.open(vault.root)
+        assert vault.change_feed is not None
+        vault.search(SearchQuery("trace header"))  # the first walk: the feed is quiet from here on
     path = vault.root / vault.find(made).path
     path.write_text(path.read_text(encoding="utf-8").replace("trace header", "tenant token"), encoding="utf-8")
     syncing = holder(vault.index_lock.path)
