@@ -150,12 +150,40 @@ def test_maintain_writes_keeps_current_and_retires_a_synthesis(make_vault: Calla
     changed = maintain(vault, now=NOW + timedelta(minutes=1))
     assert [(a.kind, a.memory) for a in changed.actions] == [("resynthesize", synthesis.id)]
     assert "eu-central-1" in vault.scan().get(synthesis.id).memory.body
-    # Two members leave: the synthesis goes to the trash.
-    vault.forget("m-b")
-    vault.forget("m-c")
+    # Its members leave (merged away by another run, here rolled back by hand): with one left it goes.
+    for member in ("m-b", "m-c"):
+        entry = vault.scan().get(member)
+        vault.move_to_trash(entry, NOW, "merge")
     gone = maintain(vault, now=NOW + timedelta(minutes=2))
     assert ("resynthesize", synthesis.id) in [(a.kind, a.memory) for a in gone.actions]
     assert synthesized(vault) == []
+
+
+def test_forgetting_a_member_takes_the_overview_that_quoted_it_to_the_trash_at_once(
+        make_vault: Callable[..., Vault]) -> None:
+    vault = Vault(make_vault(BILLING_FILES).root, embedder=HashEmbedder())
+    maintain(vault, now=NOW)
+    [synthesis] = synthesized(vault)
+    assert "02:00 UTC" in synthesis.body  # it quotes m-b
+    result = vault.forget("m-b")
+    assert result.related == synthesis.id and synthesized(vault) == []
+    trashed = vault.scan().get(synthesis.id)
+    assert trashed.in_trash and trashed.memory.extra["trash_reason"] == "it quoted m-b, forgotten"
+    vault.sync()
+    hits = vault.search(SearchQuery("billing backups nightly 02:00", limit=10, weak=True)).hits
+    assert all(h.id != synthesis.id and "02:00" not in h.summary for h in hits)  # nothing active quotes it
+    vault.rollback("m-b")  # the memory comes back; the next maintain writes an overview again
+    assert [a.kind for a in maintain(vault, now=NOW + timedelta(minutes=1)).actions].count("synthesize") == 1
+
+
+def test_forgetting_a_member_leaves_an_overview_a_person_rewrote(make_vault: Callable[..., Vault]) -> None:
+    vault = Vault(make_vault(BILLING_FILES).root, embedder=HashEmbedder())
+    maintain(vault, now=NOW)
+    [synthesis] = synthesized(vault)
+    path = vault.root / vault.scan().get(synthesis.id).path
+    path.write_text(path.read_text(encoding="utf-8") + "My own notes on billing.\n", encoding="utf-8")
+    assert vault.forget("m-b").related is None
+    assert [m.id for m in synthesized(vault)] == [synthesis.id]
 
 
 def test_a_rolled_back_synthesis_is_not_written_again(make_vault: Callable[..., Vault]) -> None:

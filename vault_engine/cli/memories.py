@@ -315,6 +315,9 @@ def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
     result = settings.open_vault(write=True).forget(memory_id, permanent=permanent)
     message = (f"purged {memory_id}" if permanent
                else f"moved {memory_id} to {result.path} (undo: memvault rollback {memory_id})")
+    if result.related and not permanent:
+        message += (f"\nalso moved to the trash: {result.related}, the overview that quoted it "
+                    "(maintain writes one again from the memories left)")
     emit(settings, change_json(result), lambda: echo(message))
 
 

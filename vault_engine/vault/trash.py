@@ -94,9 +94,16 @@ def forget(vault: Vault, memory_id: str, *, permanent: bool = False) -> ChangeRe
             if entry.in_trash:
                 raise InvalidInput(f"{memory_id} is already in the trash (use --permanent to purge it)")
             event = Event("forget", memory_id, {"title": entry.memory.title})
+            # An overview memvault wrote quotes the memory: it goes to the trash too, lest searches keep
+            # serving what was forgotten (the next maintain writes one again from the members left).
+            quoting = [s for s in _syntheses_of(scan, memory_id) if not s.in_trash and not _edited(s.memory)]
             dest = vault.move_to_trash(entry, stamp, "forget")
-            tx.record(event)
-            return ChangeResult("forgotten", memory_id, dest, event=event.id)
+            for synthesis in quoting:
+                vault.move_to_trash(synthesis, stamp, f"it quoted {memory_id}, forgotten")
+            tx.record(event, *(Event("forget", s.memory.id, {"title": s.memory.title, "quoted": memory_id})
+                               for s in quoting))
+            return ChangeResult("forgotten", memory_id, dest, related=", ".join(s.memory.id for s in quoting) or None,
+                                event=event.id)
         digest = text_digest(memory_text(entry.memory))
         quoting = _syntheses_of(scan, memory_id)
         tx.remove(entry.path)
@@ -126,6 +133,13 @@ def _syntheses_of(scan: Scan, memory_id: str) -> list[Entry]:
     """The syntheses (overviews ``maintain`` wrote) that cover ``memory_id``, trashed ones too."""
     return [e for e in scan.entries.values()
             if e.memory.source == SYNTHESIS_SOURCE and memory_id in (e.memory.extra.get(SYNTHESIS_OF) or ())]
+
+
+def _edited(memory: Memory) -> bool:
+    """Whether a person rewrote this overview (then it is theirs, and stays)."""
+    from ..governance.synthesis import edited_by_hand
+
+    return edited_by_hand(memory)
 
 
 def _forget_vectors(vault: Vault, memory: Memory) -> None:
