@@ -293,12 +293,15 @@ export interface ChangeResult {
 	related: string | null;
 	event: string | null;
 	conflicts: string[];
+	/** Overviews that quoted the memory's old text, moved to the trash with it. */
+	overviews?: string[];
 }
 
 export type ForgetResult = ChangeResult;
 
 const change = object<ChangeResult>({
 	action: str, id: str, path: nullable(str), related: nullable(str), event: nullable(str), conflicts: list(str),
+	overviews: optional(list(str)),
 });
 
 export const decodeForget = top("forget", change);

@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from vault_engine.cli import cli
 from vault_engine.vault import Vault
 
-CHANGE_KEYS = {"action", "id", "path", "related", "event", "conflicts"}
+CHANGE_KEYS = {"action", "id", "path", "related", "event", "conflicts", "overviews"}
 
 
 def as_json(result: Result) -> Any:

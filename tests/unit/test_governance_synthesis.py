@@ -166,7 +166,7 @@ def test_forgetting_a_member_takes_the_overview_that_quoted_it_to_the_trash_at_o
     [synthesis] = synthesized(vault)
     assert "02:00 UTC" in synthesis.body  # it quotes m-b
     result = vault.forget("m-b")
-    assert result.related == synthesis.id and synthesized(vault) == []
+    assert result.overviews == (synthesis.id,) and synthesized(vault) == []
     trashed = vault.scan().get(synthesis.id)
     assert trashed.in_trash and trashed.memory.extra["trash_reason"] == "it quoted m-b, forgotten"
     vault.sync()
@@ -182,8 +182,20 @@ def test_forgetting_a_member_leaves_an_overview_a_person_rewrote(make_vault: Cal
     [synthesis] = synthesized(vault)
     path = vault.root / vault.scan().get(synthesis.id).path
     path.write_text(path.read_text(encoding="utf-8") + "My own notes on billing.\n", encoding="utf-8")
-    assert vault.forget("m-b").related is None
+    assert vault.forget("m-b").overviews == ()
     assert [m.id for m in synthesized(vault)] == [synthesis.id]
+
+
+def test_correcting_a_member_takes_the_overview_quoting_its_old_text_to_the_trash(
+        make_vault: Callable[..., Vault]) -> None:
+    vault = Vault(make_vault(BILLING_FILES).root, embedder=HashEmbedder())
+    maintain(vault, now=NOW)
+    [synthesis] = synthesized(vault)
+    result = vault.correct("m-c", "The billing Postgres replica lives in eu-central-1.")
+    assert result.overviews == (synthesis.id,) and synthesized(vault) == []
+    vault.sync()
+    hits = vault.search(SearchQuery("where does the billing replica live", limit=10, weak=True)).hits
+    assert not any("eu-west-1" in h.summary for h in hits if h.id != "m-c")  # only the superseded one says it
 
 
 def test_a_rolled_back_synthesis_is_not_written_again(make_vault: Callable[..., Vault]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -301,7 +301,16 @@ def correct(settings: Settings, memory_id: str, text: str, title: str | None) ->
     """Correct a memory: a new version replaces it; the old one is kept as superseded."""
     text = _text(text, "correction text")
     result = settings.open_vault(write=True).correct(memory_id, text, title)
-    emit(settings, change_json(result), lambda: echo(f"{result.id} supersedes {result.related}"))
+    emit(settings, change_json(result),
+         lambda: echo(f"{result.id} supersedes {result.related}{_overviews_line(result.overviews)}"))
+
+
+def _overviews_line(overviews: Sequence[str]) -> str:
+    """A second line naming the overviews moved to the trash with a memory ("" when none)."""
+    if not overviews:
+        return ""
+    return (f"\nalso moved to the trash: {', '.join(overviews)}, the overview that quoted its old text "
+            "(maintain writes one again from the memories left)")
 
 
 @cli.command()
@@ -315,9 +324,7 @@ def forget(settings: Settings, memory_id: str, permanent: bool) -> None:
     result = settings.open_vault(write=True).forget(memory_id, permanent=permanent)
     message = (f"purged {memory_id}" if permanent
                else f"moved {memory_id} to {result.path} (undo: memvault rollback {memory_id})")
-    if result.related and not permanent:
-        message += (f"\nalso moved to the trash: {result.related}, the overview that quoted it "
-                    "(maintain writes one again from the memories left)")
+    message += _overviews_line(result.overviews)
     emit(settings, change_json(result), lambda: echo(message))
 
 

@@ -128,7 +128,7 @@ def add_json(result: AddResult) -> dict[str, Any]:
 def change_json(result: ChangeResult) -> dict[str, Any]:
     """What a correct, forget, rollback or restore did."""
     return {"action": result.action, "id": result.id, "path": result.path, "related": result.related,
-            "event": result.event, "conflicts": list(result.conflicts)}
+            "event": result.event, "conflicts": list(result.conflicts), "overviews": list(result.overviews)}
 
 
 def feedback_json(result: FeedbackResult) -> dict[str, Any]:

@@ -60,6 +60,7 @@ class ChangeResult:
     related: str | None = None
     event: str | None = None
     conflicts: Sequence[str] = ()
+    overviews: Sequence[str] = ()  # overviews that quoted the memory, moved to the trash with it (forget, correct)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from ..store import Scan
 from .ports import Open as Vault
 from .results import ChangeResult, FeedbackResult
 from .transaction import Transaction
+from .trash import retire_overviews
 
 
 def correct(vault: Vault, memory_id: str, text: str, title: str | None = None) -> ChangeResult:
@@ -93,7 +94,8 @@ def correct(vault: Vault, memory_id: str, text: str, title: str | None = None) -
         tx.write(rel, new)
         tx.write(old.path, superseded, old.parsed)
         tx.record(event)
-    return ChangeResult("corrected", new.id, rel, related=memory_id, event=event.id)
+        overviews = retire_overviews(vault, tx, scan, memory_id, stamp, "corrected")
+    return ChangeResult("corrected", new.id, rel, related=memory_id, event=event.id, overviews=overviews)
 
 
 def _new_title(old: Memory, body: str, given: str | None) -> str:

@@ -94,16 +94,10 @@ def forget(vault: Vault, memory_id: str, *, permanent: bool = False) -> ChangeRe
             if entry.in_trash:
                 raise InvalidInput(f"{memory_id} is already in the trash (use --permanent to purge it)")
             event = Event("forget", memory_id, {"title": entry.memory.title})
-            # An overview memvault wrote quotes the memory: it goes to the trash too, lest searches keep
-            # serving what was forgotten (the next maintain writes one again from the members left).
-            quoting = [s for s in _syntheses_of(scan, memory_id) if not s.in_trash and not _edited(s.memory)]
             dest = vault.move_to_trash(entry, stamp, "forget")
-            for synthesis in quoting:
-                vault.move_to_trash(synthesis, stamp, f"it quoted {memory_id}, forgotten")
-            tx.record(event, *(Event("forget", s.memory.id, {"title": s.memory.title, "quoted": memory_id})
-                               for s in quoting))
-            return ChangeResult("forgotten", memory_id, dest, related=", ".join(s.memory.id for s in quoting) or None,
-                                event=event.id)
+            overviews = retire_overviews(vault, tx, scan, memory_id, stamp, "forgotten")
+            tx.record(event)
+            return ChangeResult("forgotten", memory_id, dest, event=event.id, overviews=overviews)
         digest = text_digest(memory_text(entry.memory))
         quoting = _syntheses_of(scan, memory_id)
         tx.remove(entry.path)
@@ -115,7 +109,8 @@ def forget(vault: Vault, memory_id: str, *, permanent: bool = False) -> ChangeRe
         tx.record(event, *(Event("purge", s.memory.id, {"permanent": False, "quoted": memory_id}) for s in quoting))
         _forget_vectors(vault, entry.memory)
     related = ", ".join(s.memory.id for s in quoting) or None
-    return ChangeResult("purged", memory_id, None, related=related, event=event.id)
+    return ChangeResult("purged", memory_id, None, related=related, event=event.id,
+                        overviews=tuple(s.memory.id for s in quoting))
 
 
 def _purge_again(vault: Vault, tx: Transaction, memory_id: str, paths: list[str]) -> ChangeResult:
@@ -133,6 +128,20 @@ def _syntheses_of(scan: Scan, memory_id: str) -> list[Entry]:
     """The syntheses (overviews ``maintain`` wrote) that cover ``memory_id``, trashed ones too."""
     return [e for e in scan.entries.values()
             if e.memory.source == SYNTHESIS_SOURCE and memory_id in (e.memory.extra.get(SYNTHESIS_OF) or ())]
+
+
+def retire_overviews(vault: Vault, tx: Transaction, scan: Scan, memory_id: str, stamp: datetime,
+                     why: str) -> tuple[str, ...]:
+    """Move the overviews memvault wrote that quote ``memory_id`` to the trash (``why``: what happened to it,
+    "forgotten", "corrected"), lest searches and manifests keep serving its old text until the next
+    ``maintain`` writes them again from their members; an overview a person rewrote is theirs and stays.
+    Their ids."""
+    quoting = [s for s in _syntheses_of(scan, memory_id) if not s.in_trash and not _edited(s.memory)]
+    for synthesis in quoting:
+        vault.move_to_trash(synthesis, stamp, f"it quoted {memory_id}, {why}")
+    tx.record(*(Event("forget", s.memory.id, {"title": s.memory.title, "quoted": memory_id, "why": why})
+                for s in quoting))
+    return tuple(s.memory.id for s in quoting)
 
 
 def _edited(memory: Memory) -> bool:

@@ -55,6 +55,7 @@ CHANGE_OUTPUT = _output({
     "related": _nullable("string"),
     "event": _nullable("string"),
     "conflicts": {"type": "array"},
+    "overviews": {"type": "array", "items": {"type": "string"}},
 }, ["action", "id"])
 
 Call = Callable[[MemoryService, dict[str, Any], CurrentProject], dict[str, Any]]
