@@ -388,3 +388,16 @@ def test_search_offers_a_strongly_matching_trashed_memory_for_revival(run_cli: C
     assert f"in the trash, matches strongly: {memory_id}" in result.stderr
     assert f"memvault trash restore {memory_id}" in result.stderr
     assert ">= retrieval.revive_score and evidence " in result.stderr and "clears the relevance floor" in result.stderr
+
+
+def test_context_takes_the_task_as_an_argument_or_as_task(run_cli: Callable[..., Result]) -> None:
+    added = run_cli("add", "Deploys go out with make release after CI passes.", "--title", "Deploys")
+    assert added.exit_code == 0, added.output
+    given = run_cli("context", "deploy the api", "--no-record", "--format", "json")
+    named = run_cli("context", "--task", "deploy the api", "--no-record", "--format", "json")
+    assert given.exit_code == named.exit_code == 0, given.output + named.output
+    assert json.loads(given.stdout)["manifest"] == json.loads(named.stdout)["manifest"] != []
+    missing = run_cli("context")
+    assert missing.exit_code == 2 and "Missing the task: memvault context TASK (or --task TASK)" in missing.output
+    both = run_cli("context", "deploy", "--task", "review")
+    assert both.exit_code == 2 and "give the task once" in both.output

@@ -11,7 +11,8 @@ from .root import cli
 
 
 @cli.command()
-@click.option("--task", "task", required=True, help="What the agent is about to do (free text).")
+@click.argument("task_text", metavar="[TASK]", required=False)
+@click.option("--task", "task", help="What the agent is about to do (free text); or give it as TASK.")
 @click.option("--path", help="The file or folder the task is about (matched against path selectors).")
 @click.option("--operation", help="The operation, e.g. edit, commit, review (matched against operation selectors).")
 @click.option("--phase", help="The phase, e.g. plan, implement, verify (matched against phase selectors).")
@@ -29,19 +30,26 @@ from .root import cli
               help="Who asks (default: [vault] sender, else git's user.name); memories of other senders are marked.")
 @common
 @click.pass_obj
-def context(settings: Settings, task: str, path: str | None, operation: str | None, phase: str | None,
-            kind: str | None, project: str | None, budget: int | None, fmt: str, out: str | None,
+def context(settings: Settings, task_text: str | None, task: str | None, path: str | None, operation: str | None,
+            phase: str | None, kind: str | None, project: str | None, budget: int | None, fmt: str, out: str | None,
             no_record: bool, overview: bool, sender: str | None) -> None:
     """Render the context manifest for a task: what to always apply, and what may apply.
 
     \b
     Example:
-        memvault context --task "add a login rate limit" --path src/auth/login.py
+        memvault context "add a login rate limit" --path src/auth/login.py
         memvault context --task "write release notes" --format json --budget 3000
         memvault context --task "deploy the api" --sender ada
     """
     from ..context.director import TaskRequest, as_json_text, build, describe
     from ..fsio import write_atomic
+
+    if task is not None and task_text is not None and task != task_text:
+        raise click.UsageError("give the task once: as TASK or as --task, not both", ctx=click.get_current_context())
+    task = task if task is not None else task_text
+    if task is None:
+        raise click.UsageError("Missing the task: memvault context TASK (or --task TASK)",
+                               ctx=click.get_current_context())
 
     key = project
     if key is None:
