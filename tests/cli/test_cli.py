@@ -401,3 +401,19 @@ def test_context_takes_the_task_as_an_argument_or_as_task(run_cli: Callable[...,
     assert missing.exit_code == 2 and "Missing the task: memvault context TASK (or --task TASK)" in missing.output
     both = run_cli("context", "deploy", "--task", "review")
     assert both.exit_code == 2 and "give the task once" in both.output
+
+
+def test_importing_a_markdown_file_as_jsonl_says_how_notes_come_in_and_imports_nothing(
+        run_cli: Callable[..., Result], tmp_path: Path) -> None:
+    notes = tmp_path / "team.md"
+    notes.write_text("\n# Team notes\n\n- Deploys happen on Tuesdays.\n- On-call changes on Mondays.\n",
+                     encoding="utf-8")
+    done = run_cli("import", str(notes))
+    assert done.exit_code == 1
+    lines = [line for line in done.output.splitlines() if line]
+    assert lines == [f"error: {notes}:2: not JSONL (one JSON object per line, such as {{\"body\": \"...\"}}): to bring "
+                     f"in the bullets and paragraphs of a markdown file as memories, run memvault import --from "
+                     f"agents-md {notes}"]
+    assert json.loads(run_cli("list", "--json").output)["memories"] == []
+    brought = run_cli("import", "--from", "agents-md", str(notes))
+    assert brought.exit_code == 0 and len(json.loads(run_cli("list", "--json").output)["memories"]) == 2

@@ -160,9 +160,12 @@ def import_(settings: Settings, paths: tuple[str, ...], kind: str | None, dry_ru
     else:
         try:
             with open(file, encoding="utf-8-sig") as handle:  # a BOM is not part of line 1
+                _refuse_prose(handle, file)
                 result = vault.import_jsonl(_lines(handle, file), file)
         except OSError as exc:
             raise InvalidInput(f"cannot read file: {exc.strerror}", path=file) from None
+        except UnicodeDecodeError:
+            raise InvalidInput("not UTF-8 text: JSONL is UTF-8, one memory per line", path=file) from None
     data = {
         "imported": result.added,
         "merged": result.merged,
@@ -182,6 +185,18 @@ def import_(settings: Settings, paths: tuple[str, ...], kind: str | None, dry_ru
         echo(f"error: {error.one_line()}", err=True)
     if result.errors:
         sys.exit(1)
+
+
+def _refuse_prose(handle: TextIO, file: str) -> None:
+    """Refuse, before anything is imported, a file whose first line is no JSON object but markdown or
+    prose (notes someone meant to import): one line saying how notes come in.  ``handle`` is left at its
+    start."""
+    number, first = next(((n, line.strip()) for n, line in enumerate(handle, start=1) if line.strip()), (1, ""))
+    handle.seek(0)
+    if first and not first.startswith(("{", "[")):
+        raise InvalidInput("not JSONL (one JSON object per line, such as {\"body\": \"...\"}): to bring in the "
+                           "bullets and paragraphs of a markdown file as memories, run "
+                           f"memvault import --from agents-md {file}", path=file, line=number)
 
 
 def _import_from(settings: Settings, kind: str, paths: tuple[str, ...], dry_run: bool, project: str | None) -> None:
