@@ -1,5 +1,5 @@
 """The kernel's feed of changed files (real inotify, real files): what makes a long-lived process walk the vault
-before a read, and what does not."""
+before a read, and what does not.  Like the rest of the suite (its process sweep reads /proc), Linux only."""
 
 from __future__ import annotations
 
@@ -15,8 +15,6 @@ from vault_engine.index import change_feed
 from vault_engine.index.change_feed import ChangeFeed
 from vault_engine.retrieval.searcher import SearchQuery
 from vault_engine.vault import Vault
-
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
 MEMORY = "---\nid: m-1\ntitle: Ferry\ntype: fact\n---\nThe ferry leaves pier seven every forty minutes.\n"
 
@@ -85,6 +83,9 @@ def test_mark_dirty_makes_the_next_read_walk(feed: ChangeFeed) -> None:
 
 def test_no_feed_where_another_machine_may_write(vault_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert change_feed.filesystem_type(vault_folder) in change_feed.LOCAL_FILESYSTEMS
+    with monkeypatch.context() as patched:  # a kernel without inotify: every read walks
+        patched.setattr(sys, "platform", "darwin")
+        assert ChangeFeed.open(vault_folder) is None
     for kind in ("nfs4", "fuse.sshfs", "cifs", ""):
         monkeypatch.setattr(change_feed, "filesystem_type", lambda _path, kind=kind: kind)
         assert ChangeFeed.open(vault_folder) is None
