@@ -226,49 +226,43 @@ def iter_markdown(root: Path) -> Iterator[tuple[str, Path | None, str | None]]:
 
 def stat_markdown(root: Path) -> Iterator[tuple[str, os.stat_result]]:
     """(relative path, stat) of every file :func:`iter_markdown` would read, in no set order: the same
-    rules (:func:`_descends`, :func:`is_memory_name`), without the paths of the files it reports
+    rules (:func:`walk`, :func:`is_memory_name`), without the paths of the files it reports
     (nothing of theirs is ever indexed), at the cost
     of one ``lstat`` per file; asked before every read, so it builds no ``Path`` and sorts nothing."""
+    for prefix, items in walk(root):
+        for item in items:
+            name = item.name
+            if not item.is_dir(follow_symlinks=False) and is_memory_name(name, not prefix):
+                try:
+                    info = item.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(info.st_mode):
+                    yield prefix + name, info
+
+
+def walk(root: Path, entered: Callable[[str], object] | None = None) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+    """(prefix, entries) of every folder a walk of the vault enters (``prefix``: its path relative to
+    ``root`` plus "/", ``""`` for the root), in no set order; the entries are those not hidden, not
+    symlinks and with a UTF-8 name (:func:`_descends` decides which folders are entered).
+    ``entered`` is told each folder (relative, ``""`` for the root) before it is listed: a watch
+    placed then misses nothing created in it later (:mod:`vault_engine.index.change_feed`)."""
     stack: list[tuple[str, str]] = [(str(root), "")]
     while stack:
         folder, prefix = stack.pop()
+        if entered is not None:
+            entered(prefix[:-1])
         try:
             items = os.scandir(folder)
         except OSError:
             continue
         with items:
-            for item in items:
-                name = item.name
-                if name[0] == "." or item.is_symlink() or not _is_utf8(name):
-                    continue
-                if item.is_dir(follow_symlinks=False):
-                    if _descends(name, not prefix):
-                        stack.append((item.path, prefix + name + "/"))
-                elif is_memory_name(name, not prefix):
-                    try:
-                        info = item.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if stat.S_ISREG(info.st_mode):
-                        yield prefix + name, info
-
-
-def walked_folders(root: Path) -> Iterator[str]:
-    """Every folder :func:`stat_markdown` enters, relative to ``root`` (``""``: the root itself)."""
-    stack = [(str(root), "")]
-    while stack:
-        folder, prefix = stack.pop()
-        yield prefix.rstrip("/")
-        try:
-            items = os.scandir(folder)
-        except OSError:
-            continue
-        with items:
-            for item in items:
-                name = item.name
-                if (name[0] != "." and not item.is_symlink() and _is_utf8(name)
-                        and item.is_dir(follow_symlinks=False) and _descends(name, not prefix)):
-                    stack.append((item.path, prefix + name + "/"))
+            kept = [item for item in items
+                    if item.name[0] != "." and not item.is_symlink() and _is_utf8(item.name)]
+        for item in kept:
+            if item.is_dir(follow_symlinks=False) and _descends(item.name, not prefix):
+                stack.append((item.path, prefix + item.name + "/"))
+        yield prefix, kept
 
 
 def _descends(name: str, at_root: bool) -> bool:

@@ -3,10 +3,13 @@ before a read, and what does not.  Like the rest of the suite (its process sweep
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,3 +123,37 @@ def test_a_read_with_a_quiet_feed_does_not_walk_and_one_after_an_edit_does(
     hits = vault.search(SearchQuery("ferry every twenty minutes")).hits
     assert len(walks) == 2 and hits[0].id == made[0] and "twenty" in path.read_text()
     vault.change_feed.close()
+
+
+def test_with_no_watch_left_every_read_walks_and_no_watch_is_kept(vault_folder: Path, feed: ChangeFeed) -> None:
+    """``fs.inotify.max_user_watches`` reached halfway through the folders when they are watched anew: every
+    read walks, and the watches placed before are taken back (the kernel's own list of them, in fdinfo)."""
+    assert len(_watches(feed)) == 3  # the root, memories, global
+    (vault_folder / "memories" / "projects" / "api").mkdir(parents=True)  # two more, watched on the next look
+
+    class Full:
+        """The C library, whose fifth watch (the last folder) fails as the kernel fails it when the user's
+        are all taken: by then at least one of the new folders is watched."""
+
+        def __init__(self, real: Any):
+            self.real, self.placed = real, 0
+
+        def inotify_add_watch(self, fd: int, path: bytes, mask: int) -> int:
+            self.placed += 1
+            if self.placed == 5:
+                ctypes.set_errno(errno.ENOSPC)
+                return -1
+            return int(self.real.inotify_add_watch(fd, path, mask))
+
+        def inotify_rm_watch(self, fd: int, wd: int) -> int:
+            return int(self.real.inotify_rm_watch(fd, wd))
+
+    feed._libc = Full(feed._libc)  # type: ignore[assignment]
+    feed._watch_all()
+    assert _watches(feed) == [] and not feed.available
+    assert feed.dirty() and feed.dirty()
+
+
+def _watches(feed: ChangeFeed) -> list[str]:
+    return [line for line in Path(f"/proc/self/fdinfo/{feed._fd}").read_text().splitlines()
+            if line.startswith("inotify wd:")]

@@ -153,20 +153,31 @@ class ChangeFeed:
         return bool(text) and text[0] != "." and store.is_memory_name(text, not folder)
 
     def _watch_all(self) -> None:
-        """Watch the vault's root and every folder the walk enters now (a folder watched already keeps its
-        watch, under its current path; the watches of folders gone are removed)."""
+        """Watch the vault's root and every folder the walk enters now, each before it is listed (a folder
+        watched already keeps its watch, under its current path; the watches of folders gone are removed)."""
         folders: dict[int, str] = {}
-        for folder in store.walked_folders(self.root):
+        full = False
+
+        def watch(folder: str) -> None:
+            nonlocal full
+            if full:
+                return
             wd = int(self._libc.inotify_add_watch(self._fd, os.fsencode(self.root / folder), WATCHED))
             if wd >= 0:
                 folders[wd] = folder
             elif folder == "" or ctypes.get_errno() == errno.ENOSPC:  # no watch left: every read walks
-                folders = {}
-                break
+                full = True
             # else: gone since it was listed; its parent's event says so
-        for wd in set(self._folders) - set(folders):
-            self._libc.inotify_rm_watch(self._fd, wd)  # its IN_IGNORED is then about no folder watched: skipped
-        self._folders = folders
+
+        for _folder in store.walk(self.root, entered=watch):
+            if full:
+                break
+        # The watches of folders gone (all of them when no watch is left) are removed; the IN_IGNORED each
+        # removal queues is then about no folder watched, and skipped.
+        dropped = set(self._folders) | set(folders) if full else set(self._folders) - set(folders)
+        for wd in dropped:
+            self._libc.inotify_rm_watch(self._fd, wd)
+        self._folders = {} if full else folders
         self._dirty = True
 
 
