@@ -203,9 +203,10 @@ def _recount(root: Path, ours: str, theirs: str) -> list[str]:
     machines reporting one outcome in the same second): git took such a file once without asking the
     driver; its counters now hold both increments (:func:`.merge.counted_on_both_sides`).  The files
     changed (relative to the vault)."""
-    if not _git_ok(root, "merge-base", ours, theirs):
+    try:
+        base = _git(root, "merge-base", ours, theirs).strip()
+    except VaultError:  # no common ancestor: git merged nothing it could take once
         return []
-    base = _git(root, "merge-base", ours, theirs).strip()
     changed = {side: set(_git(root, "diff", "--relative", "--name-only", base, side, "--", ".").split())
                for side in (ours, theirs)}
     same = [p for p in sorted(changed[ours] & changed[theirs]) if _driver_kind(p) == "memory"
