@@ -91,14 +91,14 @@ class ChangeFeed:
 
     @property
     def available(self) -> bool:
-        """False once a folder could not be watched (no watch left): every read walks."""
-        return not self._closer.alive or bool(self._folders)
+        """Whether the feed can tell (False once closed, or once no watch was left: every read walks)."""
+        return self._closer.alive and bool(self._folders)
 
     def dirty(self) -> bool:
         """Whether a memory file may have changed since the last call (True: walk); takes the queued events.
         A caller that could not bring the indexes current after a True calls :meth:`mark_dirty`."""
         with self._lock:
-            if not self._closer.alive or not self._folders:
+            if not self.available:
                 return True
             changed, rewatch = self._drain()
             if rewatch:
