@@ -48,24 +48,23 @@ def sizes_arg(text: str) -> list[int]:
     return sizes
 
 
-def positive(text: str) -> int:
+def _whole(text: str, least: int, says: str) -> int:
+    """``text`` as a whole number of at least ``least`` (``says``: the rule, for the message)."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be {says}, got {value}")
     return value
+
+
+def positive(text: str) -> int:
+    return _whole(text, 1, "at least 1")
 
 
 def at_least_zero(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+    return _whole(text, 0, "0 or more")
 
 
 def folder_arg(text: str) -> Path:
