@@ -36,15 +36,16 @@ Example::
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .patterns import lazy_pattern
+
 # What would break the one line (every separator str.splitlines knows), and other control
 # characters, which a file name could use to move the cursor or recolour the terminal.
-_BREAKS = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
-_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+_BREAKS = lazy_pattern("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_CONTROLS = lazy_pattern("[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 
 
 class VaultError(Exception):

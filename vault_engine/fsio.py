@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .errors import VaultBusy, VaultError
+from .patterns import lazy_pattern
 
 TEMP_SUFFIX = ".tmp"
-_TEMP_NAME = re.compile(r"\.(?P<target>.+)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
+_TEMP_NAME = lazy_pattern(r"\.(?P<target>.+)\.[0-9a-f]{12}" + re.escape(TEMP_SUFFIX))
 
 
 _NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS, tmpfs)

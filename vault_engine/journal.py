@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -28,6 +27,7 @@ from .errors import JournalError
 from .format.ids import new_event_id
 from .format.redact import redact_data
 from .format.yamlfmt import format_datetime
+from .patterns import lazy_pattern
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ PURGE_DECLINED = "purge-declined"  # a permanent forget from another machine tha
 DAMAGED_DIR = "journal-damaged"  # in the vault's state folder: the lines repairs moved out of the journal
 # Payload keys that may hold memory text (at any depth); a permanent forget replaces them by a hash.
 TEXT_FIELDS = frozenset({"title", "summary", "trigger", "text", "quote", "body", "old_title", "reason"})
-_MONTH = re.compile(r"[0-9]{4}-[0-9]{2}")
+_MONTH = lazy_pattern(r"[0-9]{4}-[0-9]{2}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,7 +105,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("llm",),
     ("store", "copies", "history", "journal", "captures", "gitclone", "senders"),
     ("format",),
-    ("config", "location", "invocation", "errors", "limits", "clock", "version", "fsio", "locks"),
+    ("config", "location", "invocation", "errors", "limits", "clock", "version", "fsio", "locks", "patterns"),
 )
 
 

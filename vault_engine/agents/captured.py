@@ -30,16 +30,16 @@ stored" unlikely below billions of messages (about 1 in 10^7 at a million).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from .. import fsio, locks
+from ..patterns import lazy_pattern
 from .messages import Message
 
 CAPTURED_DIR = ".memvault/agents/captured"
 KEYS_LOCK_TIMEOUT = 30.0  # seconds: the lock is held only to read and write a few small files
-_DIGEST = re.compile(r"[0-9a-f]{16}")
+_DIGEST = lazy_pattern(r"[0-9a-f]{16}")
 
 
 def digest(key: str) -> str:

@@ -35,10 +35,10 @@ again, same ``uuid``, under the new session's id, and they are stored once.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
+from ..patterns import lazy_pattern
 from .adapter import CONTEXT_ACTIONS, HookInput, HookInputError, hook_specific_output  # noqa: F401 (HookInputError: re-exported)
 from .messages import (
     Message,
@@ -63,7 +63,7 @@ TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 120, "Sess
 # Text the tool itself puts in a user message: slash-command echoes, interruptions.
 SYNTHETIC_MODEL = "<synthetic>"  # the model an assistant line names when Claude Code wrote it itself
 _SYNTHETIC = ("isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")  # flags of lines it writes
-_TOOL_TEXT = re.compile(r"^\s*(?:<(?:command-name|command-message|command-args|local-command-stdout|"
+_TOOL_TEXT = lazy_pattern(r"^\s*(?:<(?:command-name|command-message|command-args|local-command-stdout|"
                         r"local-command-stderr|system-reminder)>|\[Request interrupted by user)")
 
 

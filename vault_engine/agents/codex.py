@@ -59,6 +59,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..patterns import lazy_pattern
 from .adapter import HookInput, hook_specific_output
 from .messages import (
     Message,
@@ -79,7 +80,7 @@ TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 120, "Sess
 MCP_STARTUP_SECONDS = 60  # the first start may load the embedding model
 MCP_PROTOCOL = "2025-06-18"  # the MCP revision Codex 0.16x-0.171 asks for in initialize
 _MEMVAULT = "\x00memvault"  # the tool name noted for a call to memvault's own server (no real name has NUL)
-_INJECTED = re.compile(r"^\s*(?:<environment_context>|<user_instructions>|<permissions instructions>|"
+_INJECTED = lazy_pattern(r"^\s*(?:<environment_context>|<user_instructions>|<permissions instructions>|"
                        r"# AGENTS\.md instructions|<INSTRUCTIONS>)")
 
 
@@ -203,10 +204,10 @@ def _table_header(name: str) -> re.Pattern[str]:
     return re.compile(rf'^\s*\[\s*mcp_servers\s*\.\s*(?:{re.escape(name)}|"{re.escape(name)}")\s*\]\s*(?:#.*)?$')
 
 
-_ANY_HEADER = re.compile(r"^\s*\[")
+_ANY_HEADER = lazy_pattern(r"^\s*\[")
 
 
-_COMMENT = re.compile(r"^\s*#")
+_COMMENT = lazy_pattern(r"^\s*#")
 
 
 def has_table(text: str, name: str) -> bool:

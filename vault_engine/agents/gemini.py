@@ -53,6 +53,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..patterns import lazy_pattern
 from .adapter import HookInput, action_of, hook_specific_output
 from .messages import (
     Message,
@@ -72,11 +73,12 @@ ACTIONS = {"SessionStart": "SessionStart", "BeforeAgent": "UserPromptSubmit", "P
            "SessionEnd": "SessionEnd"}
 EVENTS = tuple(ACTIONS)
 TIMEOUTS = {"SessionStart": 30_000, "BeforeAgent": 15_000, "PreCompress": 60_000, "SessionEnd": 60_000}  # ms
-HOOK_CONTEXT = re.compile(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)  # a hook's context, before
-_HOOK_BLOCK = re.compile(r"\s*<hook_context>.*?(?:</hook_context>|\Z)\s*", re.DOTALL)  # anywhere (unclosed: to the end)
-_OWN_CONTEXT = re.compile(r"\A\s*<(?:session_context|state_snapshot)>")  # the CLI's context, a compression's summary
+HOOK_CONTEXT = lazy_pattern(r"\A\s*<hook_context>.*?</hook_context>\s*", re.DOTALL)  # a hook's context, before
+# anywhere (unclosed: to the end)
+_HOOK_BLOCK = lazy_pattern(r"\s*<hook_context>.*?(?:</hook_context>|\Z)\s*", re.DOTALL)
+_OWN_CONTEXT = lazy_pattern(r"\A\s*<(?:session_context|state_snapshot)>")  # the CLI's context, a compression's summary
 _ACKNOWLEDGED = "Got it. Thanks for the additional context!"  # the model's reply to that, written by the CLI
-_WORKSPACE = re.compile(r"Workspace Directories:\*\*\n\s*- (.+)")  # in <session_context>: the session's folder
+_WORKSPACE = lazy_pattern(r"Workspace Directories:\*\*\n\s*- (.+)")  # in <session_context>: the session's folder
 
 
 def parse(text: str, event: str) -> HookInput:

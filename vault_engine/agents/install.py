@@ -33,7 +33,6 @@ another HOME works unchanged.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import tomllib
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from typing import Any
 
 from ..context.export import block, splice, unsplice
 from ..errors import InvalidInput
+from ..patterns import lazy_pattern
 from . import claude_code, codex, copilot, cursor, gemini, opencode
 from .settings_files import FileChange as FileChange
 from .settings_files import apply as apply
@@ -51,7 +51,7 @@ from .settings_files import endings_of, lf_edit, loads_json, read_text
 SERVER_NAME = "memvault"
 PORTABLE_COMMAND = ("memvault",)  # the project scope's command: found on PATH wherever the project is checked out
 SCOPES = ("user", "project")
-_OURS = re.compile(r"(?:memvault|vault_engine)\S*\s.*\bhook\s+(?P<agent>[a-z-]+)\s+(?P<event>[A-Za-z]+)\b")
+_OURS = lazy_pattern(r"(?:memvault|vault_engine)\S*\s.*\bhook\s+(?P<agent>[a-z-]+)\s+(?P<event>[A-Za-z]+)\b")
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..format.redact import redact
+from ..patterns import lazy_pattern
 
 TOOL_INPUT_CHARS = 160  # a condensed tool call shows at most this much of its input
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a transcript larger than this is refused, not read
@@ -45,14 +46,14 @@ SERVER = "memvault"  # the name memvault's MCP server is installed under (see :m
 # How agents name an MCP server's tool to the model: Claude Code ``mcp__SERVER__TOOL``, Codex the same
 # (``SERVER__TOOL`` before 2025's versions), Gemini CLI ``mcp_SERVER_TOOL``, and clients that write
 # ``SERVER.TOOL`` or ``SERVER/TOOL``.
-_MEMVAULT_TOOL = re.compile(rf"^(?:(?:mcp__)?{SERVER}(?:__|[./])|mcp_{SERVER}_)\w+$")
+_MEMVAULT_TOOL = lazy_pattern(rf"^(?:(?:mcp__)?{SERVER}(?:__|[./])|mcp_{SERVER}_)\w+$")
 # What memvault's hooks put in the model's context (the session-start manifest and a prompt's memories
 # are both wrapped in it, see ``context.manifest.HEADER``), and the agent's own reminders around such text.
 # An unclosed block runs to the end of the text: a truncated injection is still not the person's words.
-_INJECTED_BLOCK = re.compile(r"<(memory-context|system-reminder)>.*?(?:</\1>|\Z)\s*", re.S)
+_INJECTED_BLOCK = lazy_pattern(r"<(memory-context|system-reminder)>.*?(?:</\1>|\Z)\s*", re.S)
 # How Claude Code opens the user message that carries a compaction's summary (older versions do not
 # flag it ``isCompactSummary``), and Codex its hand-over after a compaction.
-_CONTINUATION = re.compile(r"^\s*(?:This session is being continued from a previous conversation|"
+_CONTINUATION = lazy_pattern(r"^\s*(?:This session is being continued from a previous conversation|"
                            r"Another language model started to solve this problem)")
 
 

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..format.redact import holds_secret, redact_data
 from ..fsio import write_atomic
+from ..patterns import lazy_pattern
 
 AGENTS_DIR = ".memvault/agents"
-_PLAIN = re.compile(r"[A-Za-z0-9_-]{1,40}")
+_PLAIN = lazy_pattern(r"[A-Za-z0-9_-]{1,40}")
 
 
 def session_name(agent: str, session_id: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -11,10 +10,11 @@ import click
 
 from ..errors import InvalidInput
 from ..limits import MAX_DOCUMENT
+from ..patterns import lazy_pattern
 from .options import Settings, common, echo, emit, read_bytes
 from .root import cli
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_SCHEME = lazy_pattern(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
 def _local_path(location: str) -> Path:

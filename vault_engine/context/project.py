@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from ..patterns import lazy_pattern
+
 log = logging.getLogger(__name__)
 
 HOW_REMOTE = "origin remote"
@@ -65,10 +67,10 @@ _HOST_ALIASES = {
     "altssh.bitbucket.org": "bitbucket.org",
     "ssh.dev.azure.com": "dev.azure.com",
 }
-_HOST_CHARS = re.compile(r"^(?:[a-z0-9._-]+|\[[0-9a-f:.]+\])$")
-_SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/]*)@)?(?P<host>\[[^\]/]*\]|[^:/\[\]]+):(?P<path>.*)$")
-_HEX = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
-_SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+_HOST_CHARS = lazy_pattern(r"^(?:[a-z0-9._-]+|\[[0-9a-f:.]+\])$")
+_SCP_LIKE = lazy_pattern(r"^(?:(?P<user>[^@/]*)@)?(?P<host>\[[^\]/]*\]|[^:/\[\]]+):(?P<path>.*)$")
+_HEX = lazy_pattern(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+_SECTION = lazy_pattern(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
 
 
 @dataclass(frozen=True, slots=True)

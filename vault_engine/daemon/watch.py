@@ -30,6 +30,7 @@ from watchfiles import watch as watch_changes
 
 from .. import store
 from ..errors import InvalidInput, VaultError
+from ..patterns import lazy_pattern
 
 if TYPE_CHECKING:
     from ..governance.maintain import MaintainReport
@@ -49,7 +50,7 @@ RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)  # after a failed sync, while nothin
 # backups (foo.md~), emacs autosaves (#foo.md#), temp files of atomic saves (foo.md.tmp),
 # JetBrains safe writes (foo.md___jb_tmp___), downloads in progress.  Hidden names
 # (.#foo.md, .foo.md.1a2b.tmp) are excluded before this is consulted.
-_TEMP_NAME = re.compile(
+_TEMP_NAME = lazy_pattern(
     r"(~|\.sw[a-p]|\.tmp|\.temp|\.bak|\.orig|\.part|\.crdownload|___jb_\w+___)$|^#.*#$", re.IGNORECASE
 )
 _VIM_PROBE_FIRST, _VIM_PROBE_STEP = 4913, 123  # vim tries 4913, 5036, 5159, ... to test a folder is writable

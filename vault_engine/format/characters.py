@@ -34,6 +34,7 @@ import re
 from typing import Any
 
 from ..errors import InvalidInput
+from ..patterns import lazy_pattern
 
 _C0_NAMES = (
     "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO", "SI",
@@ -42,13 +43,13 @@ _C0_NAMES = (
 _PLANE_ENDS = "".join(f"{chr(plane * 0x10000 + 0xFFFE)}{chr(plane * 0x10000 + 0xFFFF)}" for plane in range(17))
 # Everything no memory may hold (tab, LF and CR aside).
 _INVALID_SET = "\x00-\x08\x0b-\x0c\x0e-\x1f\ud800-\udfff\ufdd0-\ufdef" + _PLANE_ENDS
-INVALID = re.compile(f"[{_INVALID_SET}]")
+INVALID = lazy_pattern(f"[{_INVALID_SET}]")
 ESCAPE_OPEN, ESCAPE_CLOSE = "\u27e8", "\u27e9"  # ⟨ ⟩: mathematical angle brackets, seldom in text
 # A stored escape: U+ and 4 to 6 upper-case hex digits between the brackets.
-ESCAPED = re.compile(ESCAPE_OPEN + r"U\+([0-9A-F]{4,6})" + ESCAPE_CLOSE)
+ESCAPED = lazy_pattern(ESCAPE_OPEN + r"U\+([0-9A-F]{4,6})" + ESCAPE_CLOSE)
 # What escape() rewrites: a character no memory may hold, and a bracket that opens an escape's form.
-_TO_ESCAPE = re.compile(f"[{_INVALID_SET}]|{ESCAPE_OPEN}(?=U\\+[0-9A-F]{{4,6}}{ESCAPE_CLOSE})")
-_LINE_END = re.compile("\r\n?")
+_TO_ESCAPE = lazy_pattern(f"[{_INVALID_SET}]|{ESCAPE_OPEN}(?=U\\+[0-9A-F]{{4,6}}{ESCAPE_CLOSE})")
+_LINE_END = lazy_pattern("\r\n?")
 _BOM = "\ufeff"
 REPLACEMENT = "\ufffd"
 

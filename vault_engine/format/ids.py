@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import threading
 import time
+
+from ..patterns import lazy_pattern
 
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 _lock = threading.Lock()
@@ -24,7 +25,7 @@ MEMORY_PREFIX = "m-"
 EVENT_PREFIX = "e-"
 
 # Ids written by people may be any lowercase word-ish token; they never become paths.
-ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+ID_PATTERN = lazy_pattern(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
 
 def _encode(value: int, length: int) -> str:

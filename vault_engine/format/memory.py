@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import EncodingError, FrontmatterError, MemoryFileError, UnreadableWrite
+from ..patterns import lazy_pattern
 from . import yamlfmt, yamlsubset
 from .kinds import AUTHORITIES, CLASSES, ENUMS, LIFECYCLES, OUTCOMES, RECALLS, SCOPES, TIERS, TRUSTS, TYPES
 from .schema import from_fields
@@ -73,13 +74,13 @@ def _loader() -> Any:
     return Loader
 
 
-_FENCE = re.compile(r"\A---[ \t]*(\r?\n)")
-_CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
+_FENCE = lazy_pattern(r"\A---[ \t]*(\r?\n)")
+_CLOSE = lazy_pattern(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
 # Git's conflict markers, at the start of a line as git writes them.
-_CONFLICT = re.compile(r"^(?:<{7}|\|{7}|>{7})(?:[ \t].*)?\r?$|^={7}[ \t]*\r?$", re.M)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-_CODE_BLOCK = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,}).*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
+_CONFLICT = lazy_pattern(r"^(?:<{7}|\|{7}|>{7})(?:[ \t].*)?\r?$|^={7}[ \t]*\r?$", re.M)
+_SURROGATE = lazy_pattern("[\ud800-\udfff]")
+_HEADING = lazy_pattern(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+_CODE_BLOCK = lazy_pattern(r"^[ \t]{0,3}(`{3,}|~{3,}).*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.M | re.S)
 
 
 # ---------------------------------------------------------------- parse / render
@@ -262,7 +263,7 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
 
 
-_WORDS = re.compile(r"\w+")
+_WORDS = lazy_pattern(r"\w+")
 
 
 def words_digest(text: str) -> str:
@@ -275,7 +276,7 @@ def words_digest(text: str) -> str:
 # The detailed summary older releases cached at the end of a body (it now lives in the detail
 # cache, vault_engine/index/details.py): "## Detail", a marker naming the digest of the text
 # before it, then the summary.  Still read while current; never written.
-_DETAIL = re.compile(
+_DETAIL = lazy_pattern(
     r"(?:\A|(?<=\n))## Detail\n\n<!-- memvault:detail sha256:([0-9a-f]{64}) chars:([0-9]{1,12}) -->\n(.*)\Z", re.S)
 
 

@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime
 from typing import Any, cast
 
 from ..errors import ValidationError
+from ..patterns import lazy_pattern
 from .ids import is_valid_id
 from .kinds import (
     ENUMS,
@@ -27,7 +28,7 @@ from .kinds import (
 )
 from .value import KEY_ORDER, MAX_COUNT, Memory, empty_applied
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = lazy_pattern("[\ud800-\udfff]")
 # Unknown keys are kept and written back; their values must be plain data of sane size.
 _MAX_EXTRA_DEPTH = 32
 _MAX_EXTRA_NODES = 10_000

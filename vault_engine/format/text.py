@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
+from ..patterns import lazy_pattern
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
-_ONE_OFF = re.compile(
+_SENTENCE_END = lazy_pattern(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_ONE_OFF = lazy_pattern(
     r"(?i)\b(not this time|just this once|only this time|this time only|for now only|"
     r"(?:just|only) for (?:now|today|this (?:task|session|run|once))|for (?:today|this (?:task|session|run)) only|"
     r"just today|today only|skip (?:it|this) (?:today|this time))\b"
@@ -18,10 +18,10 @@ _ORDER = (r"(?:(?:please|just)\s+)*(?:use|skip|run|deploy|push|merge|commit|rele
           r"avoid|disable|enable|turn|stop|keep|pause|hold|postpone|cancel|wait|work|answer|reply|write|add|"
           r"remove|delete|drop|set|switch|point|go|do|don['’]t|do\s+not)\b")
 _SENTENCE_START = r"(?:^|(?<=[.!?;:])\s+|\n\s*)"
-_OCCASION_FIRST = re.compile(
+_OCCASION_FIRST = lazy_pattern(
     rf"(?im){_SENTENCE_START}(?P<phrase>(?:for\s+)?today\s*,|for\s+now\s*,)\s*{_ORDER}"
 )
-_OCCASION_LAST = re.compile(
+_OCCASION_LAST = lazy_pattern(
     rf"(?im){_SENTENCE_START}{_ORDER}[^.!?;\n]*?"
     r"(?<!\bfrom)(?<!\bsince)(?<!\buntil)(?<!\bafter)(?<!\bstarting)(?<!\bbeginning)(?<!\bincluding)(?<!\bas of)"
     r"\s+(?P<phrase>(?:for\s+)?today|for\s+now)\s*(?:[.!?;]|$)"
@@ -41,9 +41,9 @@ which while who whom why will with would you your yours
 
 # A note memvault writes in place of a tool's call or output in a captured session
 # ("[tool Bash: npm test]", "[output of Read kept as m-..., 3318 characters]"): not prose.
-TOOL_NOTE = re.compile(r"\[(?:tool|output of) [^\]\n]*\]")
-PARAGRAPH_BREAK = re.compile(r"\n(?:[ \t]*\r?\n)+")  # a blank line (or several) between paragraphs
-HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)[\s#]*$")  # a markdown ATX heading line; group 1: its text
+TOOL_NOTE = lazy_pattern(r"\[(?:tool|output of) [^\]\n]*\]")
+PARAGRAPH_BREAK = lazy_pattern(r"\n(?:[ \t]*\r?\n)+")  # a blank line (or several) between paragraphs
+HEADING = lazy_pattern(r"^\s{0,3}#{1,6}\s+(.*?)[\s#]*$")  # a markdown ATX heading line; group 1: its text
 
 
 def paragraphs(text: str) -> list[str]:
@@ -51,10 +51,10 @@ def paragraphs(text: str) -> list[str]:
     return [p for p in (piece.strip() for piece in PARAGRAPH_BREAK.split(text)) if p]
 
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_SENTENCE_SPLIT = lazy_pattern(r"(?<=[.!?…])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 
 
-_LIST_MARK = re.compile(r"\s*(?:[-*+]|\d+[.)])\s*")
+_LIST_MARK = lazy_pattern(r"\s*(?:[-*+]|\d+[.)])\s*")
 
 
 def sentence_starts(text: str) -> list[int]:
@@ -183,8 +183,8 @@ def is_one_off(text: str) -> str | None:
 # What a terminal acts on instead of showing: the C0 controls but tab and line feed (ESC opens colour,
 # cursor and window-title sequences, BEL ends them), DEL, the C1 controls (U+009B is a one-character
 # ESC [), and a carriage return that does not end a line (it would write over the line's start).
-_TERMINAL_CONTROLS = re.compile("\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f]")  # json.dumps escapes C0 itself, never DEL or C1
+_TERMINAL_CONTROLS = lazy_pattern("\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_JSON_RAW_CONTROLS = lazy_pattern("[\x7f-\x9f]")  # json.dumps escapes C0 itself, never DEL or C1
 
 
 def link_text(link: str) -> str:

@@ -16,12 +16,13 @@ most the turns before and after it (sync takes care of that).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-_SOURCE = re.compile(r"(?:conversation|session):(?P<thread>[^#\s]+)#(?P<position>\S+)")
-_PIECES = re.compile(r"(\d+)")
+from ..patterns import lazy_pattern
+
+_SOURCE = lazy_pattern(r"(?:conversation|session):(?P<thread>[^#\s]+)#(?P<position>\S+)")
+_PIECES = lazy_pattern(r"(\d+)")
 
 
 @dataclass(frozen=True, slots=True)

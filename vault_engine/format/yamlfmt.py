@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from datetime import UTC, date, datetime
 from typing import Any
+
+from ..patterns import lazy_pattern
 
 MAX_FLOW_WIDTH = 100
 # YAML scanners give up on an implicit ``key:`` longer than 1024 characters;
@@ -25,7 +26,7 @@ _BOOL_NULL = {
 }
 _INDICATORS = set("-?:,[]{}#&*!|>'\"%@`. ")
 _FLOW_FORBIDDEN = set(",?[]{}")  # '?' ends a plain scalar inside [..] and {..}
-_NUMBERISH = re.compile(r"^[-+]?[0-9][0-9 _:.,eExXoObBa-fA-FTZtz+-]*$|^[-+]?\.")
+_NUMBERISH = lazy_pattern(r"^[-+]?[0-9][0-9 _:.,eExXoObBa-fA-FTZtz+-]*$|^[-+]?\.")
 
 
 def _printable(ch: str) -> bool:

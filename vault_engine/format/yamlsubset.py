@@ -13,21 +13,22 @@ to the full YAML loader and the result is always what YAML would give.
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, date, datetime
 from typing import Any
 
-_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?$")
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)$")
-_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+(?:e[-+][0-9]+)?$")
-_DATETIME = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?Z$")
-_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)$")
+from ..patterns import lazy_pattern
+
+_KEY = lazy_pattern(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?$")
+_INT = lazy_pattern(r"-?(?:0|[1-9][0-9]*)$")
+_FLOAT = lazy_pattern(r"-?(?:0|[1-9][0-9]*)\.[0-9]+(?:e[-+][0-9]+)?$")
+_DATETIME = lazy_pattern(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?Z$")
+_DATE = lazy_pattern(r"(\d{4})-(\d\d)-(\d\d)$")
 # Characters YAML does not allow raw, or reads as line breaks: any of them means "use YAML".
-_UNUSUAL = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_UNUSUAL = lazy_pattern("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _CONSTANTS: dict[str, Any] = {"true": True, "false": False, "null": None}
 _SPECIAL = {"y", "n", "yes", "no", "true", "false", "on", "off", "null", "~"}
 # YAML (libyaml) refuses an escaped surrogate, paired or not, where JSON would accept it.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE = lazy_pattern(r"\\u[dD][89a-fA-F]")
 # The engine never writes deeper flow values (unknown keys hold at most 32 levels); deeper text goes to YAML.
 _MAX_DEPTH = 64
 

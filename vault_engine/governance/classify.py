@@ -24,39 +24,40 @@ from datetime import UTC, date, datetime
 
 from ..config import VaultConfig
 from ..format.memory import Memory, memory_text
+from ..patterns import lazy_pattern
 
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
-_DATE = re.compile(
+_DATE = lazy_pattern(
     rf"\b(?:20\d\d-[01]\d-[0-3]\d|{_MONTH}\.? \d{{1,2}}(?:st|nd|rd|th)?"
     r"(?:,? 20\d\d)?|\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*(?: 20\d\d)?|"
     r"yesterday|today|last (?:week|night|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
     re.I,
 )
-_DONE = re.compile(
+_DONE = lazy_pattern(
     r"\b(?:done|fixed|merged|shipped|deployed|released|resolved|completed|finished|decided|migrated|upgraded|"
     r"closed|landed|rolled back|reverted|removed|added|installed|renamed|moved|replaced|switched|set up|"
     r"bumped|published|approved|agreed|met|paid|sent|booked|cancell?ed|ran|tested|reviewed)\b",
     re.I,
 )
-_BEHAVIOUR = re.compile(
+_BEHAVIOUR = lazy_pattern(
     r"\b(?:always|never|prefers?|preferred|should|must|shall|don'?t|do not|avoid|use|using|make sure|"
     r"convention|rule|policy|whenever|every time|each time|by default|instead of|keep|remember to|"
     r"likes?|dislikes?|wants?|hates?)\b",
     re.I,
 )
-_PENDING = re.compile(
+_PENDING = lazy_pattern(
     r"\b(?:todo|to do|pending|in progress|will|next|planned|plan to|going to|not yet|waiting|blocked|"
     r"follow up|tbd|open question|ongoing)\b",
     re.I,
 )
 # Words that send a new memory to the hot tier when no tier is given (besides its importance).
-_HOT_WORDS = re.compile(
+_HOT_WORDS = lazy_pattern(
     r"\b(?:important|critical|crucial|red[- ]line|non-negotiable|must always|must never|never ever)\b", re.I
 )
 NEVER_DECAY_TYPES = frozenset({"core-profile", "episode", "document"})
 # A rule a person marked as not to be touched: the tag, or these words in its title or text.
 RED_LINE_TAGS = frozenset({"red-line", "redline"})
-_RED_LINE = re.compile(
+_RED_LINE = lazy_pattern(
     r"\b(?:red[- ]?line|non-negotiable|zero tolerance|never ever|under no circumstances)\b", re.I
 )
 
@@ -149,7 +150,7 @@ def written_at(memory: Memory) -> datetime | None:
     return _aware(memory.updated) or _aware(memory.created)
 
 
-_ISO_DAY = re.compile(r"\b(20\d\d)-([01]\d)-([0-3]\d)\b")
+_ISO_DAY = lazy_pattern(r"\b(20\d\d)-([01]\d)-([0-3]\d)\b")
 
 
 def stated_at(memory: Memory) -> datetime | None:

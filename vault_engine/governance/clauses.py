@@ -28,14 +28,13 @@ restores both files as they were.
 
 from __future__ import annotations
 
-import re
-
 from ..format.memory import Memory, normalize_text, split_detail
 from ..format.text import STOPWORDS
+from ..patterns import lazy_pattern
 from .similarity import words
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_WORD = re.compile(r"\w+")
+_SENTENCE = lazy_pattern(r"(?<=[.!?])\s+|\n+")
+_WORD = lazy_pattern(r"\w+")
 
 
 def content_words(text: str) -> set[str]:

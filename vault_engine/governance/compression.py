@@ -22,7 +22,6 @@ before, protected memories and red lines
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta
 
 from ..config import TierSettings, VaultConfig
@@ -30,11 +29,12 @@ from ..format.ids import new_memory_id
 from ..format.memory import Memory, memory_text, normalize_text
 from ..format.text import make_summary
 from ..format.value import empty_applied
+from ..patterns import lazy_pattern
 from ..store import folder_for
 from .actions import Action, Change, View
 from .classify import COMPRESSED_FROM, ORIGINAL_OF, is_stub, keeps_its_words, nature, written_at
 
-_NOT_TEXT = re.compile(r"[\W_]+")
+_NOT_TEXT = lazy_pattern(r"[\W_]+")
 
 
 def char_bigrams(text: str) -> set[str]:

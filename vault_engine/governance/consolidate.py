@@ -42,6 +42,7 @@ from ..format.memory import TRUSTS, Memory, normalize_text
 from ..format.text import STOPWORDS
 from ..format.threads import thread_of
 from ..format.value import SYNTHESIS_SOURCE
+from ..patterns import lazy_pattern
 from ..retrieval.statements import NEGATION as _NEGATION
 from ..retrieval.statements import NUMBER as _NUMBER
 from .actions import Action, Change, View, merge_changes
@@ -54,12 +55,12 @@ from .subjects import distinct, judge
 TRUST_RANK = {t: len(TRUSTS) - n for n, t in enumerate(TRUSTS)}  # system 3 > learned 2 > external 1
 LIFECYCLE_RANK = {"superseded": 0, "trial": 1, "proven": 2}
 
-_UPDATE = re.compile(
+_UPDATE = lazy_pattern(
     r"\b(?:no longer|any ?more|instead|switched|switching|moved|migrated|changed|replaced|now|nowadays|"
     r"from now on|as of)\b",
     re.I,
 )
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SENTENCE = lazy_pattern(r"(?<=[.!?;])\s+|\n+")
 _COUNTERPART = 0.5  # word overlap at which two sentences state the same thing
 
 

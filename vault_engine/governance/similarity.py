@@ -8,7 +8,6 @@ and project, since memories of different projects never merge or link.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -18,8 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..format.memory import Memory, normalize_text
+from ..patterns import lazy_pattern
 
-_WORD = re.compile(r"\w+")
+_WORD = lazy_pattern(r"\w+")
 _BLOCK = 1024
 
 

@@ -31,17 +31,18 @@ from datetime import datetime, timedelta
 
 from ..config import VaultConfig
 from ..format.memory import Memory, memory_text
+from ..patterns import lazy_pattern
 from .actions import Action, View
 from .classify import NEVER_DECAY_TYPES, ORIGINAL_OF, idle_days, instructs, is_stub, keeps_its_words
 
-STALE = re.compile(
+STALE = lazy_pattern(
     r"[\[(](?:stale|obsolete|outdated|fixed|resolved|done)[\])]"
     r"|\b(?:obsolete|outdated|no longer (?:relevant|needed|used|in use|applies|valid|true)|not relevant any ?more"
     r"|(?:already|now|has been|have been|was|were|got) "
     r"(?:fixed|resolved|completed|retired|decommissioned|shut down|turned off))\b",
     re.I,
 )
-IN_PROGRESS = re.compile(
+IN_PROGRESS = lazy_pattern(
     r"\b(?:in[- ]progress|wip|todo|to-do|ongoing|under ?way|not (?:yet )?(?:done|finished|complete)"
     r"|still working on|halfway through)\b",
     re.I,

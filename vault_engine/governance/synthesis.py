@@ -27,7 +27,6 @@ context), not conflict versions.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -36,13 +35,14 @@ from ..format.kinds import Trust
 from ..format.memory import Memory, memory_text, text_digest
 from ..format.text import STOPWORDS, clip
 from ..format.value import SYNTHESIS_OF, SYNTHESIS_SOURCE
+from ..patterns import lazy_pattern
 from ..store import folder_for
 from .actions import Action, Change, View
 from .links import link_targets, resolve_link
 from .similarity import Similarity, group_of
 
 RAW = frozenset({"episode", "document", "core-profile"})
-_THEME = re.compile(r"[^\W\d_]{4,}")
+_THEME = lazy_pattern(r"[^\W\d_]{4,}")
 MEMBERS_HEADING = "Members (open one with `memvault show ID`):"
 
 

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-_WORD = re.compile(r"\w+")
+from ..patterns import lazy_pattern
+
+_WORD = lazy_pattern(r"\w+")
 
 
 class HashEmbedder:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import IndexStale, VaultError
 from ..format.text import STOPWORDS, clip, whole_fragment
+from ..patterns import lazy_pattern
 from . import segment
 
 SCHEMA_VERSION = "memvault-fulltext-3"  # 3: bigrams of the scripts written without spaces
@@ -28,7 +29,7 @@ TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags", "context", "when")
 UNSTORED = ("body", "context", "when")
 RAW_FIELDS = ("id", "type", "scope", "project", "trust", "lifecycle", "tier", "status", "hash", "path")
 BOOSTS = {"title": 2.0, "summary": 1.5, "trigger": 1.2, "tags": 1.5, "body": 1.0, "context": 0.3, "when": 1.0}
-_TERM = re.compile(r"\w+", re.UNICODE)
+_TERM = lazy_pattern(r"\w+", re.UNICODE)
 WRITER_HEAP = 64 * 1024 * 1024
 
 

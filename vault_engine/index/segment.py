@@ -25,6 +25,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
+from ..patterns import lazy_pattern
+
 # The scripts written without spaces between words, as code-point ranges; which of their
 # characters are letters is decided by their Unicode category.
 _BMP_SCRIPTS = (
@@ -44,18 +46,18 @@ _BMP_SCRIPTS = (
     "\uff66-\uff9f"  # half-width Katakana
 )
 _ASTRAL_SCRIPTS = "\U00020000-\U0003134f"  # CJK extensions B-H, compatibility supplement
-_SPAN = re.compile(f"[{_BMP_SCRIPTS}{_ASTRAL_SCRIPTS}]+")
+_SPAN = lazy_pattern(f"[{_BMP_SCRIPTS}{_ASTRAL_SCRIPTS}]+")
 # Looking for a character of these scripts in text that has none (nearly all English text) is
 # the cost every text pays: the two halves apart are twice as fast as the whole class (Python's
 # regular expressions look a character up in a table only when the class lies below U+10000).
-_BMP = re.compile(f"[{_BMP_SCRIPTS}]")
-_ASTRAL = re.compile(f"[{_ASTRAL_SCRIPTS}]")
+_BMP = lazy_pattern(f"[{_BMP_SCRIPTS}]")
+_ASTRAL = lazy_pattern(f"[{_ASTRAL_SCRIPTS}]")
 
 # In the indexed form: a run's bigrams are joined by JOIN, the run is set off by EDGE; Tantivy
 # splits words at both (neither is a letter), and :func:`readable` takes them out again.
 JOIN = "\u2060"  # word joiner
 EDGE = "\u200b"  # zero-width space
-_UNJOIN = re.compile(JOIN + ".", re.DOTALL)
+_UNJOIN = lazy_pattern(JOIN + ".", re.DOTALL)
 
 
 def has_runs(text: str) -> bool:

@@ -17,7 +17,6 @@ dimensions on the one BLAS thread the package allows (2 ms at 10,000 terms).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +26,14 @@ import numpy.typing as npt
 
 from ..errors import IndexStale
 from ..format.text import STOPWORDS
+from ..patterns import lazy_pattern
 from .guard import ModelIndexDb, stale_on_error
 
 SCHEMA_VERSION = "1"
 MIN_LENGTH = 3
 _BLOCK = 4096  # rows read from SQLite before they are copied into the matrix
 PREFIX = 5  # terms sharing this many leading letters with a query word are its inflections: BM25 stems them
-_WORD = re.compile(r"[^\W\d_]+")
+_WORD = lazy_pattern(r"[^\W\d_]+")
 
 TABLE = "CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, vec BLOB NOT NULL)"
 

@@ -26,7 +26,6 @@ secrets redacted from the whole document.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +41,7 @@ from ..history import forgotten_as, forgotten_digests
 from ..journal import Event
 from ..limits import MAX_DOCUMENT, check_length
 from ..llm.base import RECALLS, Digest, Llm
+from ..patterns import lazy_pattern
 from ..store import Scan
 from ..vault import Vault
 
@@ -50,8 +50,8 @@ PART_KEY = "part"
 DOCUMENT_TRUST = "learned"
 OUTPUT_TRUST = "external"
 
-_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*[ \t]+|[。！？][\"'”’)\]]*")
-_SENTENCE_START = re.compile(r"(?:[.!?][\"'”’)\]]*[ \t]+|[。！？][\"'”’)\]]*|\n[ \t]*)(?=\S)")
+_SENTENCE = lazy_pattern(r"[.!?][\"'”’)\]]*[ \t]+|[。！？][\"'”’)\]]*")
+_SENTENCE_START = lazy_pattern(r"(?:[.!?][\"'”’)\]]*[ \t]+|[。！？][\"'”’)\]]*|\n[ \t]*)(?=\S)")
 
 
 # ---------------------------------------------------------------- chunking

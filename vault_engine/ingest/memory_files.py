@@ -36,26 +36,27 @@ from typing import Any
 from ..context.export import BEGIN, unsplice
 from ..errors import InvalidInput, VaultError
 from ..format.memory import load_header
+from ..patterns import lazy_pattern
 
 KINDS = ("claude-code-memory", "codex-memories", "agents-md", "claude-md")
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a memory file larger than this is not what --from says
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_BULLET = re.compile(r"^[-*+]\s+(?!\s*$)")
-_NUMBERED = re.compile(r"^\d{1,3}[.)]\s+")
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
-_RULE_LINE = re.compile(r"^\s{0,3}(?:-{3,}|\*{3,}|_{3,})\s*$")
-_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
-_SLUG_CHARS = re.compile(r"[^A-Za-z0-9]")  # what Claude Code writes as '-' in a project folder's name
-_INDEX_LINK = re.compile(r"^\s*[-*+]\s+\[[^\]]*\]\((?P<target>[^)#\s]+\.md)\)")
+_HEADING = lazy_pattern(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_BULLET = lazy_pattern(r"^[-*+]\s+(?!\s*$)")
+_NUMBERED = lazy_pattern(r"^\d{1,3}[.)]\s+")
+_FENCE = lazy_pattern(r"^\s{0,3}(`{3,}|~{3,})")
+_RULE_LINE = lazy_pattern(r"^\s{0,3}(?:-{3,}|\*{3,}|_{3,})\s*$")
+_COMMENT = lazy_pattern(r"^\s*<!--.*-->\s*$")
+_SLUG_CHARS = lazy_pattern(r"[^A-Za-z0-9]")  # what Claude Code writes as '-' in a project folder's name
+_INDEX_LINK = lazy_pattern(r"^\s*[-*+]\s+\[[^\]]*\]\((?P<target>[^)#\s]+\.md)\)")
 
 # What an entry's words say it is (see infer_kind).
-_PROCEDURE_HEADING = re.compile(r"(?i)\b(how to|set ?up|install|build|release|deploy|workflow|steps|procedure|"
+_PROCEDURE_HEADING = lazy_pattern(r"(?i)\b(how to|set ?up|install|build|release|deploy|workflow|steps|procedure|"
                                 r"commands?|running)\b")
-_PREFERENCE = re.compile(r"(?i)\b(?:i|we)\s+(?:really\s+)?(?:prefer|like|want|love|hate|dislike|enjoy)\b|"
+_PREFERENCE = lazy_pattern(r"(?i)\b(?:i|we)\s+(?:really\s+)?(?:prefer|like|want|love|hate|dislike|enjoy)\b|"
                          r"\bprefer(?:s|red)?\b|\bpreferences?\b")
-_PROFILE_HEADING = re.compile(r"(?i)\b(about me|user profile|profile|who i am|about the user)\b")
-_RULE_WORDS = re.compile(r"(?i)\b(must|never|always|should|do not|don't|avoid|required?|only use)\b")
+_PROFILE_HEADING = lazy_pattern(r"(?i)\b(about me|user profile|profile|who i am|about the user)\b")
+_RULE_WORDS = lazy_pattern(r"(?i)\b(must|never|always|should|do not|don't|avoid|required?|only use)\b")
 _IMPERATIVE = frozenset(
     "always never don't dont do use avoid prefer run keep make write follow ensure put name add remove check "
     "call commit push test format lint read ask wrap return raise log import export".split())
@@ -344,7 +345,7 @@ def _claude_project_folder(memory: Path) -> Path | None:
     return walk(Path("/"), project.name[1:], 0)
 
 
-_CODEX_SKIPPED = re.compile(r"(?i)^(what'?s in memory|keywords|rollout[_ ]summary[_ ]files|rollout summaries)$")
+_CODEX_SKIPPED = lazy_pattern(r"(?i)^(what'?s in memory|keywords|rollout[_ ]summary[_ ]files|rollout summaries)$")
 _CODEX_KINDS = {"user-profile": "profile", "general-tips": "rule", "user-preferences": "preference",
                 "reusable-knowledge": "fact", "failures-and-how-to-do-differently": "rule"}
 _CODEX_FILES = ("memory_summary.md", "MEMORY.md")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .. import fsio, locks
 from ..errors import InvalidInput
 from ..format.redact import holds_secret, redact
+from ..patterns import lazy_pattern
 from .documents import OutputResult, remember_output
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 RAW_OUTPUTS = 2  # long outputs of a session given back whole before references stand in
 OUTPUTS_DIR = ".memvault/outputs"
-_PLAIN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_PLAIN = lazy_pattern(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass(frozen=True, slots=True)

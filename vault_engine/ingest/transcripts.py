@@ -18,15 +18,16 @@ from ..errors import InvalidInput
 from ..format.redact import holds_secret
 from ..format.text import is_one_off
 from ..llm.base import Turn
+from ..patterns import lazy_pattern
 
 ROLES = ("user", "assistant", "system", "tool")
 ALIASES = {"human": "user", "ai": "assistant"}
 LABELS = frozenset({*ROLES, *ALIASES})
 FORMATS = ("auto", "jsonl", "text")
 
-_SESSION = re.compile(r"[A-Za-z0-9._-]{1,64}")
-_SPEAKER = re.compile(r"^(user|assistant|system|tool|human|ai)[ \t]*:[ \t]*", re.I)
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_SESSION = lazy_pattern(r"[A-Za-z0-9._-]{1,64}")
+_SPEAKER = lazy_pattern(r"^(user|assistant|system|tool|human|ai)[ \t]*:[ \t]*", re.I)
+_FENCE = lazy_pattern(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
 # Words that open an instruction to the agent ("Skip the tests, just this once").
@@ -36,7 +37,7 @@ _IMPERATIVE = frozenset(
 )
 _ONE_OFF_MAX_CHARS = 300
 # The occasion said first ("Today, use ...", "Just this once, skip ..."): the order follows it.
-_OCCASION_LEAD = re.compile(r"^\s*(?:(?:just\s+|only\s+)?(?:for\s+)?(?:today|now|this\s+(?:time|once))(?:\s+only)?|"
+_OCCASION_LEAD = lazy_pattern(r"^\s*(?:(?:just\s+|only\s+)?(?:for\s+)?(?:today|now|this\s+(?:time|once))(?:\s+only)?|"
                             r"just\s+this\s+once)\s*,\s*", re.I)
 
 

@@ -25,14 +25,15 @@ from typing import Any
 
 from ..errors import LlmUnavailable
 from ..format.text import HEADING, STOPWORDS, TOOL_NOTE, clip, first_sentence, make_title
+from ..patterns import lazy_pattern
 from .base import Delta, Digest, Sense, Synthesis, Turn
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]+")
+_WORD = lazy_pattern(r"[A-Za-z][A-Za-z0-9_-]+")
 _ROLES = r"(?:user|assistant|system|human|ai|tool)"
-_SPEAKER = re.compile(rf"^\s*{_ROLES}\s*:\s*", re.I)
-_TURN_BREAK = re.compile(rf"\n\s*\n|\n(?=\s*{_ROLES}\s*:)", re.I)
-_TAG_SEPARATOR = re.compile(r"[-_\s]+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_SPEAKER = lazy_pattern(rf"^\s*{_ROLES}\s*:\s*", re.I)
+_TURN_BREAK = lazy_pattern(rf"\n\s*\n|\n(?=\s*{_ROLES}\s*:)", re.I)
+_TAG_SEPARATOR = lazy_pattern(r"[-_\s]+")
+_SENTENCE = lazy_pattern(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 MIN_SHIFT_WORDS = 4  # a turn shorter than this never shifts the topic ("ok", "thanks!")
 SHIFT_OVERLAP = 0.15  # share of a turn's content words seen in the buffer below which the topic shifted
 FORGET_AFTER = 2  # ignored + overridden outcomes, with no success, after which an inferred memory is forgotten
@@ -69,7 +70,7 @@ def names(text: str) -> set[str]:
     return capital - lower
 
 
-_LABEL = re.compile(r"^[ \t]*([A-Za-z][\w-]*)[ \t]*:", re.M)
+_LABEL = lazy_pattern(r"^[ \t]*([A-Za-z][\w-]*)[ \t]*:", re.M)
 
 
 def speakers(text: str) -> set[str]:

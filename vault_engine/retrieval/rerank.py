@@ -59,10 +59,11 @@ from ..format.dates import TimeSpan, closeness
 from ..format.text import STOPWORDS
 from ..index import segment
 from ..index.catalog import CatalogRow
+from ..patterns import lazy_pattern
 from . import temporal
 from .fusion import Fused
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_WORD = lazy_pattern(r"[^\W_]+", re.UNICODE)
 _analyzer: Any = None
 
 
@@ -146,8 +147,8 @@ def features(profile: QueryProfile, candidate: Candidate, slack_days: int) -> di
     return out
 
 
-_YEAR = re.compile(r"\b\d{4}\b")
-_MONTH_OR_SEASON = re.compile(
+_YEAR = lazy_pattern(r"\b\d{4}\b")
+_MONTH_OR_SEASON = lazy_pattern(
     r"(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|spring|summer|autumn|fall|winter)")
 
 

@@ -40,12 +40,12 @@ count as values, as they did before this test existed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..format.text import STOPWORDS
+from ..patterns import lazy_pattern
 from .statements import (
     IDENTIFIER,
     LEADING,
@@ -60,7 +60,7 @@ from .statements import (
 
 _IDENTIFYING = frozenset({NUMBER_KIND, IDENTIFIER, REFERENCE, NAME, LEADING, QUOTED})
 # Colons stay inside a sentence: "Important rule number 3: the service 3 must ..." is one statement.
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_SENTENCE = lazy_pattern(r"(?<=[.!?;])\s+|\n+")
 _COUNTERPART = 0.5  # share of words (Dice) at which two sentences are one statement told twice
 _SHORT = 30  # tokens: a text this short states one fact, so a noun that differs names another thing
 
@@ -160,7 +160,7 @@ def _plural(noun: str) -> str:
     return noun + "s"
 
 
-_DAY = re.compile(r"\d{4}-\d\d-\d\d")
+_DAY = lazy_pattern(r"\d{4}-\d\d-\d\d")
 
 
 def _named(tokens: tuple[str, ...], kinds: tuple[str, ...], start: int, end: int, subject_end: int) -> str:

@@ -27,28 +27,29 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..format.text import STOPWORDS
+from ..patterns import lazy_pattern
 from .rerank import stems
 
-NEGATION = re.compile(
+NEGATION = lazy_pattern(
     r"\b(?:not|no|never|none|nothing|neither|nor|cannot|\w+n't|without|stopped|disabled|deprecated|dropped|"
     r"abandoned|avoids?|avoided|avoiding|lacks?|lacking|refrain|refrains)\b",
     re.I,
 )
-NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+NUMBER = lazy_pattern(r"\d+(?:[.,:]\d+)*")
 SAME_WORDS = 0.8  # a reworded text is the same statement when this share of the words (Dice) is shared
 # Two texts differ only in values when they agree on at least two in three of their words, in order.
 SHARED_IN_ORDER = (2, 3)
 
 # Words joined by inner punctuation stay one token: 3.6, v1.2.3, 2024-05-01, tests/factories.py,
 # alice@example.com, make_user_3, don't; a comma joins digits only (1,000).
-_TOKEN = re.compile(r"\w+(?:(?:[./:@+'-]|(?<=\d),(?=\d))\w+)*")
-_QUOTED = re.compile(r"\"[^\"\n]{1,120}\"|“[^”\n]{1,120}”|`[^`\n]{1,120}`|(?<!\w)'[^'\n]{1,120}'(?!\w)")
+_TOKEN = lazy_pattern(r"\w+(?:(?:[./:@+'-]|(?<=\d),(?=\d))\w+)*")
+_QUOTED = lazy_pattern(r"\"[^\"\n]{1,120}\"|“[^”\n]{1,120}”|`[^`\n]{1,120}`|(?<!\w)'[^'\n]{1,120}'(?!\w)")
 # 600, 1,000, 3.11, 2024-05-01, 600s, 10ms, v2.1
-_QUANTITY = re.compile(rf"(?:{NUMBER.pattern})(?:[/-]\d+)*(?:[a-z]{{1,3}})?|v(?:{NUMBER.pattern})", re.I)
-_ABBREVIATION = re.compile(r"(?:\w\.)+\w", re.I)  # e.g, i.e
-_SENTENCE_GAP = re.compile(r"[.!?:;\n]")
+_QUANTITY = lazy_pattern(rf"(?:{NUMBER.pattern})(?:[/-]\d+)*(?:[a-z]{{1,3}})?|v(?:{NUMBER.pattern})", re.I)
+_ABBREVIATION = lazy_pattern(r"(?:\w\.)+\w", re.I)  # e.g, i.e
+_SENTENCE_GAP = lazy_pattern(r"[.!?:;\n]")
 # What ends a label: a colon, or a dash set off by spaces ("Customer 1042: ...", "Server 3 - ...").
-_LABEL_END = re.compile(r":(?=\s)|\s[-\u2013\u2014]\s")
+_LABEL_END = lazy_pattern(r":(?=\s)|\s[-\u2013\u2014]\s")
 _NUMBER_WORDS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
                  "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12"}
 # Token kinds.  Values of these kinds may conflict; identifiers name different things instead.

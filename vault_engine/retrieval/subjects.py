@@ -28,8 +28,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..format.text import STOPWORDS
+from ..patterns import lazy_pattern
 
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_WORD = lazy_pattern(r"[^\W\d_]+", re.UNICODE)
 MIN_TITLES = 3  # a name the vault keeps coming back to leads several titles, not one or two
 
 

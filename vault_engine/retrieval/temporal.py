@@ -29,6 +29,7 @@ from ..format.dates import (
     weekday_before,
     year_span,
 )
+from ..patterns import lazy_pattern
 
 _MONTHS: dict[str, int] = {name.lower(): number for number, name in enumerate(MONTH_NAMES, 1)}
 _MONTH_ABBREVIATIONS: dict[str, int] = {
@@ -67,38 +68,38 @@ _RELATIVE_RE = r"last|this|next|past|previous|coming"
 _FLAGS = re.IGNORECASE
 # Cheap gate: which kinds of temporal words a query holds at all (a digit, a month or weekday prefix,
 # a season, a day word, a unit, "ago"); each rule below runs only when its kinds are all present.
-_TRIGGER = re.compile(
+_TRIGGER = lazy_pattern(
     r"(?P<digit>\d)|\b(?:(?P<dayword>today|tonight|yesterday|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))"
     r"|(?P<unit>day|week|month|year)|(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
     r"|(?P<weekday>mon|tue|wed|thu|fri|sat|sun)|(?P<season>spring|summer|autumn|fall|winter)|(?P<ago>ago))", _FLAGS)
-_ISO_DATE = re.compile(
+_ISO_DATE = lazy_pattern(
     rf"(?<![\w.,/:-])(?P<year>{_YEAR_RE})(?P<sep>[-/.])(?P<month>\d{{1,2}})(?:(?P=sep)(?P<day>\d{{1,2}}))?"
     r"(?!\d|[-/.]\d)", _FLAGS)
-_MONTH_DAY = re.compile(
+_MONTH_DAY = lazy_pattern(
     rf"\b(?:(?P<weekday>{_WEEKDAY_RE}),?\s+)?(?P<month>{_MONTH_RE})\b\.?\s+(?:the\s+)?"
     rf"(?P<day>\d{{1,2}})(?P<ordinal>st|nd|rd|th)?{_NUM_END}(?:,?\s+(?P<year>{_YEAR_RE}){_NUM_END})?", _FLAGS)
-_DAY_MONTH = re.compile(
+_DAY_MONTH = lazy_pattern(
     rf"(?:\b(?P<weekday>{_WEEKDAY_RE}),?\s+)?(?:\bthe\s+)?(?<![\w.,/:$£€#-])(?P<day>\d{{1,2}})"
     rf"(?P<ordinal>st|nd|rd|th)?\s+(?:(?P<of>of)\s+)?(?P<month>{_MONTH_RE})\b\.?"
     rf"(?:,?\s+(?P<year>{_YEAR_RE}){_NUM_END})?", _FLAGS)
-_MONTH = re.compile(
+_MONTH = lazy_pattern(
     rf"(?:\b(?P<pre>{_PREPOSITION_RE})\s+(?:the\s+month\s+of\s+)?)?(?:\b(?P<rel>{_RELATIVE_RE})\s+)?"
     rf"(?:\b(?:the\s+)?(?P<part>{_PART_RE})(?:\s+|\s*-\s*))?\b(?P<month>{_MONTH_RE})\b\.?"
     rf"(?:,?\s+(?:of\s+)?(?P<year>{_YEAR_RE}){_NUM_END})?", _FLAGS)
-_YEAR = re.compile(
+_YEAR = lazy_pattern(
     rf"(?:\b(?:the\s+)?(?P<part>{_PART_RE})(?:\s+|\s*-\s*))?(?<![\w.,/:$£€#])(?<!\d-)(?P<year>{_YEAR_RE}){_NUM_END}",
     _FLAGS)
-_SEASON = re.compile(
+_SEASON = lazy_pattern(
     rf"(?:\b(?P<pre>in|during|over|through|throughout|since|until|till)\s+(?:the\s+)?|\b(?P<rel>{_RELATIVE_RE})\s+)?"
     rf"\b(?P<season>spring|summer|autumn|fall|winter)\b(?:,?\s+(?:of\s+)?(?P<year>{_YEAR_RE}){_NUM_END})?", _FLAGS)
-_DAY_WORD = re.compile(
+_DAY_WORD = lazy_pattern(
     r"\b(?:today|tonight|yesterday|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))\b", _FLAGS)
-_RELATIVE_UNIT = re.compile(rf"\b(?P<rel>{_RELATIVE_RE}|current)\s+(?P<unit>week|weekend|month|year)\b", _FLAGS)
-_AGO = re.compile(rf"\b(?P<count>{_COUNT_RE})\s+(?P<unit>{_UNIT_RE})s?\s+ago\b", _FLAGS)
-_ROLLING = re.compile(rf"\b(?:last|past|previous)\s+(?P<count>{_COUNT_RE})\s+(?P<unit>{_UNIT_RE})s?\b", _FLAGS)
-_WEEKDAY = re.compile(rf"\b(?P<rel>on|{_RELATIVE_RE})\s+(?P<weekday>{_WEEKDAY_RE})\b", _FLAGS)
+_RELATIVE_UNIT = lazy_pattern(rf"\b(?P<rel>{_RELATIVE_RE}|current)\s+(?P<unit>week|weekend|month|year)\b", _FLAGS)
+_AGO = lazy_pattern(rf"\b(?P<count>{_COUNT_RE})\s+(?P<unit>{_UNIT_RE})s?\s+ago\b", _FLAGS)
+_ROLLING = lazy_pattern(rf"\b(?:last|past|previous)\s+(?P<count>{_COUNT_RE})\s+(?P<unit>{_UNIT_RE})s?\b", _FLAGS)
+_WEEKDAY = lazy_pattern(rf"\b(?P<rel>on|{_RELATIVE_RE})\s+(?P<weekday>{_WEEKDAY_RE})\b", _FLAGS)
 # "two weeks after " / "the day before " right in front of a resolved date.
-_RELATION = re.compile(
+_RELATION = lazy_pattern(
     rf"\b(?:(?P<count>{_COUNT_RE})\s+|the\s+)?(?P<unit>{_UNIT_RE})s?\s+(?P<direction>before|after|prior\s+to|following)"
     r"\s+(?:the\s+)?\Z", _FLAGS)
 

@@ -32,7 +32,6 @@ import hmac
 import ipaddress
 import json
 import os
-import re
 import secrets
 import signal
 import socket
@@ -47,6 +46,7 @@ from typing import Any
 from .. import errors, locks, store
 from ..errors import InvalidInput, VaultError
 from ..fsio import write_atomic
+from ..patterns import lazy_pattern
 from .requests import OPERATIONS
 from .served import API_VERSION, SERVE_FILE, SERVE_LOCK, Served, alive, read_served, serve_file  # noqa: F401
 from .service import MemoryService
@@ -55,7 +55,7 @@ from .views import error_json
 MAX_BODY = 1 << 20  # bytes a request body may have
 READ_TIMEOUT = 10.0  # seconds one read from a client may wait (a request line, a header, the body)
 LINGER_SECONDS, LINGER_BYTES = 2.0, 4 * MAX_BODY  # the most of a refused body read and dropped before closing
-_LENGTH = re.compile(r"[0-9]{1,19}")  # a Content-Length: digits only (no sign, no spaces inside)
+_LENGTH = lazy_pattern(r"[0-9]{1,19}")  # a Content-Length: digits only (no sign, no spaces inside)
 LOOPBACK_NAMES = ("localhost",)
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .. import locks, store
 from ..errors import IndexStale, VaultBusy, VaultError
+from ..patterns import lazy_pattern
 from .ports import Open as Vault
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def open_indexes(vault: Vault, embedder: Embedder | None = None) -> Indexes:
 FILL_ROUND = 256  # memories embedded per hold of the index lock: other syncs get their turn between rounds
 INLINE_FILL = 64  # a write that leaves at most this many memories waiting embeds them before it returns
 MADE_WAY_POLL = 0.25  # seconds between looks of a background fill that made way: is the lock still wanted?
-_BEAT = re.compile(r"vectors (\d+)/(\d+)")  # what a fill's beats say (see _Round)
+_BEAT = lazy_pattern(r"vectors (\d+)/(\d+)")  # what a fill's beats say (see _Round)
 
 
 def sync(vault: Vault, *, full: bool = False, embedder: Embedder | None = None,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ...patterns import lazy_pattern
 
 
 def _clip(text: str | None, size: int) -> str:
@@ -98,8 +99,8 @@ def render_forget(result: Mapping[str, Any]) -> str:
             f"`memvault trash restore {result['id']}`." + _conflicts(result))
 
 
-_SHOW_HINT = re.compile(r"`memvault show ID --depth 2`")
-_FEEDBACK_HINT = re.compile(r"`memvault feedback ID --outcome used-successfully --application (\S+)`")
+_SHOW_HINT = lazy_pattern(r"`memvault show ID --depth 2`")
+_FEEDBACK_HINT = lazy_pattern(r"`memvault feedback ID --outcome used-successfully --application (\S+)`")
 
 
 def render_context(manifest: Mapping[str, Any]) -> str:

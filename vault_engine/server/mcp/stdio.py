@@ -10,7 +10,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ...captures import keep_kicking
 from ...config import environment
 from ...errors import VaultError
+from ...patterns import lazy_pattern
 from ..mcp_handshake import (
     DESCRIPTION,
     INSTRUCTIONS,
@@ -234,7 +234,7 @@ class StdoutLines:
 
 
 # A result, as the library writes it (its id: a number or a string).
-_ANSWER = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"result":')
+_ANSWER = lazy_pattern(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"result":')
 
 
 async def serve_stdio(server: Server[Any], stdin: StdinLines | None = None, stdout: StdoutLines | None = None) -> None:
