@@ -63,3 +63,12 @@ def find(explicit: Path | None, env: Environment, cwd: Path) -> Path | None:
     there (yet)."""
     path, _ = pick(explicit, env, cwd)
     return path if is_vault(path) else None
+
+
+def to_create(explicit: Path | None, env: Environment, cwd: Path) -> Path:
+    """Where ``memvault init`` with no PATH creates a vault: ``--vault``, else ``MEMVAULT_DIR`` (so the
+    commands after it find the vault it made), else the working folder."""
+    for path in (explicit, Path(env.vault_dir) if env.vault_dir else None):
+        if path is not None:
+            return path.expanduser().resolve()
+    return cwd.resolve()

@@ -51,6 +51,25 @@ def test_init_json(tmp_path: Path) -> None:
     assert as_json(again)["created"] is False
 
 
+def test_init_without_a_path_creates_the_vault_the_next_commands_find(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`memvault init` then `memvault add`, with MEMVAULT_DIR set: the vault is made where MEMVAULT_DIR
+    points (it was made in the working folder, and every command after it failed "no vault")."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("MEMVAULT_DIR", str(tmp_path / "from-env"))
+    made = as_json(CliRunner().invoke(cli, ["init", "--no-git", "--json"]))
+    assert made == {"vault": str(tmp_path / "from-env"), "created": True}
+    assert not any(work.iterdir())  # nothing in the working folder
+    assert as_json(CliRunner().invoke(cli, ["add", "Deploys go out on Tuesdays", "--json"]))["created"] is True
+    # --vault wins over MEMVAULT_DIR; with neither, the working folder is the vault
+    assert as_json(CliRunner().invoke(cli, ["--vault", str(tmp_path / "flag"), "init", "--no-git", "--json"])
+                   )["vault"] == str(tmp_path / "flag")
+    monkeypatch.delenv("MEMVAULT_DIR")
+    assert as_json(CliRunner().invoke(cli, ["init", "--no-git", "--json"]))["vault"] == str(work)
+
+
 def test_add_and_show_json(run_cli: Callable[..., Result]) -> None:
     data = as_json(run_cli("add", "Use pytest fixtures. Not setUp.", "--project", "github.com/acme/api",
                            "--tag", "testing", "--path", "tests/**", "--json"))

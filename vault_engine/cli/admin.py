@@ -19,10 +19,13 @@ from .root import cli
 @common
 @click.pass_obj
 def init(settings: Settings, path: str | None, no_git: bool) -> None:
-    """Create a vault from the template at PATH (default: --vault or the current folder)."""
+    """Create a vault from the template at PATH (default: --vault, $MEMVAULT_DIR or the current folder)."""
+    from ..config import environment
+    from ..location import to_create
     from ..store import create_vault
 
-    target = Path(path or settings.vault_path or ".").expanduser().resolve()
+    target = (Path(path).expanduser().resolve() if path else
+              to_create(Path(settings.vault_path) if settings.vault_path else None, environment(), Path.cwd()))
     created = create_vault(target, git=not no_git)
     if created and not no_git:  # git's merge drivers for the vault's files, for sharing it
         from ..gitclone import ensure_registered
