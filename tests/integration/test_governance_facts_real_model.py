@@ -104,3 +104,19 @@ def test_a_labelled_value_still_supersedes(real: Vault) -> None:
     report = real.maintain()
     assert [(a.kind, a.memory, a.related) for a in report.actions if a.kind == "supersede"] == [
         ("supersede", newer, (older,))]
+
+
+def test_a_reworded_update_supersedes_and_another_thing_stays(real: Vault) -> None:
+    """The first hour: a person writes the new port in other words than the old one.  The update
+    supersedes the old fact; a note about another thing with the same kind of update does not."""
+    old = real.add(NewMemory("Our staging database runs on port 6543")).id
+    cache = real.add(NewMemory("The staging cache now runs on port 6380")).id
+    new = real.add(NewMemory("The staging database port is now 5499")).id
+    report = real.maintain()
+    supersedes = [a for a in report.actions if a.kind == "supersede"]
+    assert [(a.memory, a.related) for a in supersedes] == [(new, (old,))], report.actions
+    scan = real.scan()
+    assert scan.get(old).memory.lifecycle == "superseded" and scan.get(old).memory.superseded_by == new
+    assert scan.get(cache).memory.lifecycle != "superseded"
+    found = hits(real, "which port does the staging database use")
+    assert found[0] == new and old not in found

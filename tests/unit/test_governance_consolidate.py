@@ -17,6 +17,7 @@ from vault_engine.governance.consolidate import (
     plan_links,
     plan_merges,
     plan_supersede,
+    restated,
 )
 from vault_engine.governance.similarity import Neighbours, text_similarity
 from vault_engine.governance.tags import plan_tags, tag_canon
@@ -322,6 +323,32 @@ def test_newer_reversal_supersedes_the_older_memory() -> None:
     assert after.active["m-new"].supersedes == "m-old"
     assert plan_supersede(after, FakeSimilarity({("m-old", "m-new"): 0.9})) == []
     assert plan_merges(view, FakeSimilarity({("m-old", "m-new"): 0.99})) == []  # a reversal is never a merge
+
+
+@pytest.mark.parametrize(("old", "new", "superseded"), [
+    # One sentence each, reworded: their words overlap 0.43, what they are about 0.86.
+    ("Our staging database runs on port 6543", "The staging database port is now 5499", True),
+    ("We use Postgres 15 for the main database", "The main database now runs Postgres 16", True),
+    # Other things with the same kind of update: never superseded.
+    ("Our staging database runs on port 6543", "The production database is now on port 5499", False),
+    ("Our staging database runs on port 6543", "The staging cache now runs on port 6380", False),
+    ("Logs are kept for 30 days", "Metrics are now kept for 90 days", False),
+    ("Deploys go out on Tuesdays after the standup", "Deploys now go out on Thursdays", False),  # less is said
+])
+def test_a_reworded_update_of_one_statement_supersedes_it(old: str, new: str, superseded: bool) -> None:
+    """Memories written as a person adds them (title = the sentence), compared as single statements."""
+    older = mem("m-old", old, title=old, days_old=30)
+    newer = mem("m-new", new, title=new, days_old=1)
+    actions = plan_supersede(view_of(older, newer), FakeSimilarity({("m-old", "m-new"): 0.85}))
+    assert summary(actions) == ([("supersede", "m-new", ("m-old",))] if superseded else [])
+
+
+def test_restated_measures_single_statements_only() -> None:
+    one = mem("m-a", "Our staging database runs on port 6543", title="Our staging database runs on port 6543")
+    other = mem("m-b", "The staging database port is now 5499", title="The staging database port is now 5499")
+    assert restated(one, other) == pytest.approx(6 / 7)  # staging, database, runs, port / staging, database, port
+    longer = mem("m-c", "The staging database port is now 5499. It moved with the upgrade.", title="Staging")
+    assert restated(one, longer) == 0.0
 
 
 @pytest.mark.parametrize(("old", "new"), [

@@ -39,6 +39,9 @@ DISTINCT = [  # (older, newer, the reason's words)
      "(The preview cluster, Staging)"),
     ("Setup: clone the repo. Customer 1042 pays yearly.", "Setup: clone the repo. Customer 2077 pays yearly.",
      "different customers (1042, 2077)"),
+    # A noun of the subject that differs beside the values, with a determiner and a "now" that differ too
+    ("Our staging database runs on port 6543.", "The staging cache now runs on port 6380.", "(database, cache)"),
+    ("Logs are kept for 30 days.", "Metrics are now kept for 90 days.", "(Logs, Metrics)"),
     # A note without a verb: the label before its colon or dash is what it is about.
     ("Customer 1042: gold plan, renews in March.", "Customer 2077: gold plan, renews in March.",
      "different customers (1042, 2077)"),
@@ -59,6 +62,7 @@ SAME_SUBJECT = [  # (older, newer, the values that changed)
     ("It keeps 3 replicas in production.", "It keeps 5 replicas in production.", "(3 -> 5)"),
     ("Failed calls are retried 3 times.", "Failed calls are retried 5 times.", "(3 -> 5)"),
     ("We deploy the api with Docker.", "We deploy the api with Nomad.", "(Docker -> Nomad)"),
+    ("Our API runs on port 8000.", "The API now runs on port 9000.", "(8000 -> 9000)"),  # a determiner, a "now"
     # ... and what follows the label is its value.
     ("Staging DB port: 5432", "Staging DB port: 5433", "(5432 -> 5433)"),
     ("Cache TTL: 600 seconds.", "Cache TTL: 3600 seconds.", "(600 -> 3600)"),

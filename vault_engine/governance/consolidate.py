@@ -183,6 +183,30 @@ def contradicts(older: Memory, newer: Memory) -> str | None:
     return None
 
 
+def restated(older: Memory, newer: Memory) -> float:
+    """How nearly two memories that each state one sentence (a title its body repeats counted once)
+    say the same thing: the overlap of what they are about, their words without stopwords,
+    negations, update markers and numbers.  0 for longer memories.
+
+    The supersede step's word gate (``conflict_text_similarity``) counts every word of the two
+    texts, and in one short sentence those are mostly the words an update rewords: "Our staging
+    database runs on port 6543" / "The staging database port is now 5499" share 0.43 of their
+    words and 0.86 of what they are about ("the production database is now on port 5499": 0.57).
+    For two single statements this is the measure."""
+    old, new = _statement(older), _statement(newer)
+    if not old or not new:
+        return 0.0
+    return _overlap(*(Counter({w: n for w, n in _content(t).items() if w not in STOPWORDS}) for t in (old, new)))
+
+
+def _statement(memory: Memory) -> str | None:
+    """The one sentence a memory states, or None when it states more (or nothing)."""
+    found: dict[str, str] = {}
+    for sentence in _sentences(memory):
+        found.setdefault(normalize_text(sentence).rstrip(".!?;: "), sentence)
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
 def may_supersede(older: Memory, newer: Memory) -> bool:
     """A newer memory overrides an older one of lower or equal trust; inferred never overrides explicit."""
     if TRUST_RANK[newer.trust] < TRUST_RANK[older.trust]:
@@ -217,7 +241,9 @@ def plan_supersede(view: View, similarity: Similarity) -> list[Action]:
     state: dict[str, Memory] = {}  # memories as earlier actions of this plan left them
     for pair in candidate_pairs(view, similarity, settings.conflict_similarity):
         older, newer = state.get(pair.older.id, pair.older), state.get(pair.newer.id, pair.newer)
-        if older.id in superseded or newer.id in superseded or pair.text < settings.conflict_text_similarity:
+        if older.id in superseded or newer.id in superseded:
+            continue
+        if max(pair.text, restated(older, newer)) < settings.conflict_text_similarity:
             continue
         why = contradicts(older, newer)
         if why is None:

@@ -236,6 +236,19 @@ def _shown(statement: Statement, start: int, end: int) -> str:
     return " ".join(words) if len(words) <= 3 else " ".join(words[:3]) + " …"
 
 
+_MARKERS = frozenset({"now", "nowadays", "currently", "instead", "anymore"})  # a change told, not a thing named
+
+
+def _said(statement: Statement, start: int, end: int) -> list[str]:
+    """The words of ``start:end`` that could name something: neither stopwords nor update markers."""
+    return [t for t in statement.tokens[start:end] if t not in STOPWORDS and t not in _MARKERS]
+
+
+def _said_as_written(statement: Statement, start: int, end: int) -> str:
+    return " ".join(raw for raw, token in zip(statement.raw[start:end], statement.tokens[start:end], strict=True)
+                    if token not in STOPWORDS and token not in _MARKERS)
+
+
 def _switched(a: Statement, i1: int, i2: int, newer: frozenset[str]) -> bool:
     """Whether the newer text (``newer``: its tokens) still names what the older sentence had at this place:
     "redis handles sessions" / "valkey now handles sessions instead of redis" is a switch of one subject, not
@@ -290,13 +303,20 @@ def compare_texts(older: str, newer: str) -> Judgement:
                     return Judgement(distinct=other)
             continue  # plain words reworded
         # Besides its values, one plain word of the subject differs: "the billing service listens on port
-        # 8080" / "the search service ... 9090" name two services.
-        plain = [p for p, named in zip(places, identifying, strict=True) if not named]
-        renamed = len(plain) == 1 and plain[0][1] - plain[0][0] == 1 and plain[0][3] - plain[0][2] == 1
+        # 8080" / "the search service ... 9090" name two services; so do "our staging database runs on port
+        # 6543" / "the staging cache now runs on port 6380" (a determiner that differs, or a "now" the newer
+        # one adds, is no word of what they name).
+        plain = [p for p, named in zip(places, identifying, strict=True)
+                 if not named and (_said(counterpart, p[0], p[1]) or _said(new, p[2], p[3]))]
+        renamed = len(plain) == 1 and len(_said(counterpart, plain[0][0], plain[0][1])) == 1 \
+            and len(_said(new, plain[0][2], plain[0][3])) == 1
         for (i1, i2, j1, j2), named in zip(places, identifying, strict=True):
-            if (not named and not renamed) or _switched(counterpart, i1, i2, newer_tokens):
+            if (not named and (not renamed or (i1, i2, j1, j2) not in plain)) or \
+                    _switched(counterpart, i1, i2, newer_tokens):
                 continue
             a, b = " ".join(counterpart.raw[i1:i2]), " ".join(new.raw[j1:j2])
+            if not named:  # the word that names something, without a "now" beside it
+                a, b = _said_as_written(counterpart, i1, i2), _said_as_written(new, j1, j2)
             if i1 < i2 and j1 < j2 and (spans[0][0] <= i1 < spans[0][1] or spans[1][0] <= j1 < spans[1][1]):
                 noun = _named(counterpart.tokens, counterpart.kinds, i1, i2, max(spans[0][1], i2)) if named else \
                     _plural(counterpart.tokens[i2]) if i2 < spans[0][1] else "subjects"
