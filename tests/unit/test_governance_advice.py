@@ -86,3 +86,11 @@ def test_a_damaged_cache_is_asked_again(tmp_path: Path) -> None:
     (tmp_path / ADVICE_FILE).write_text("{not json", encoding="utf-8")
     llm = Counting()
     assert Advisor(llm, tmp_path).compress("some rule") == "some" and llm.calls == ["compress"]
+
+
+def test_an_offline_overview_is_not_titled_by_an_update_marker() -> None:
+    said = ["The staging database port is now 5499", "The staging cache now runs on port 6380",
+            "The production database is now on port 5499"]
+    found = OfflineLlm().synthesize([{"id": f"m-{n}", "title": text, "text": text} for n, text in enumerate(said)])
+    assert found.title.startswith("Overview: ") and "now" not in found.title.split(": ", 1)[1].split(", ")
+    assert "port" in found.title

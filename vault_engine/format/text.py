@@ -38,6 +38,8 @@ nor not of off on once only or our ours out over own s same she should so some s
 theirs them then there these they this those through to too under until up very was we were what when where
 which while who whom why will with would you your yours
 """.split())
+# Words that tell a change, not what changed: "the port is *now* 5499" names nothing "the port is 5499" does not.
+UPDATE_MARKERS = frozenset({"now", "nowadays", "currently", "instead", "anymore"})
 
 # A note memvault writes in place of a tool's call or output in a captured session
 # ("[tool Bash: npm test]", "[output of Read kept as m-..., 3318 characters]"): not prose.

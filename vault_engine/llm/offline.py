@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import LlmUnavailable
-from ..format.text import HEADING, STOPWORDS, TOOL_NOTE, clip, first_sentence, make_title
+from ..format.text import HEADING, STOPWORDS, TOOL_NOTE, UPDATE_MARKERS, clip, first_sentence, make_title
 from ..patterns import lazy_pattern
 from .base import Delta, Digest, Sense, Synthesis, Turn
 
@@ -44,7 +44,7 @@ FILLER = frozenset("""
 yeah yes yep hey hi hello cool get got gets getting really like just know think thanks thank wow great nice okay
 sure lol haha gonna wanna well much lot lots good awesome amazing definitely totally also one thing things
 something anything everything stuff maybe actually pretty kind sort way going want wanted need
-""".split())
+""".split()) | UPDATE_MARKERS  # "Overview: now, port, database" said nothing with its "now"
 
 
 def content_words(text: str, drop: frozenset[str] = frozenset()) -> list[str]:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from ..format.text import STOPWORDS
+from ..format.text import STOPWORDS, UPDATE_MARKERS
 from ..patterns import lazy_pattern
 from .statements import (
     IDENTIFIER,
@@ -236,17 +236,14 @@ def _shown(statement: Statement, start: int, end: int) -> str:
     return " ".join(words) if len(words) <= 3 else " ".join(words[:3]) + " …"
 
 
-_MARKERS = frozenset({"now", "nowadays", "currently", "instead", "anymore"})  # a change told, not a thing named
-
-
 def _said(statement: Statement, start: int, end: int) -> list[str]:
     """The words of ``start:end`` that could name something: neither stopwords nor update markers."""
-    return [t for t in statement.tokens[start:end] if t not in STOPWORDS and t not in _MARKERS]
+    return [t for t in statement.tokens[start:end] if t not in STOPWORDS and t not in UPDATE_MARKERS]
 
 
 def _said_as_written(statement: Statement, start: int, end: int) -> str:
     return " ".join(raw for raw, token in zip(statement.raw[start:end], statement.tokens[start:end], strict=True)
-                    if token not in STOPWORDS and token not in _MARKERS)
+                    if token not in STOPWORDS and token not in UPDATE_MARKERS)
 
 
 def _switched(a: Statement, i1: int, i2: int, newer: frozenset[str]) -> bool:
