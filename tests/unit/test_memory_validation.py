@@ -10,7 +10,7 @@ import pytest
 from vault_engine.errors import EncodingError, FrontmatterError, MemoryFileError, ValidationError
 from vault_engine.format import memory
 from vault_engine.format.ids import is_valid_id
-from vault_engine.format.memory import ENUMS, OUTCOMES, Memory, from_fields, parse
+from vault_engine.format.memory import ENUMS, OUTCOMES, Memory, from_fields, parse, render
 
 PATH = "memories/global/example.md"
 BASE = ["id: m-01jdx8k3q7r2v5w9t0a1b2c3d4", "title: Use pytest fixtures", "type: fact"]
@@ -352,12 +352,33 @@ def test_plain_note_title(path: str, text: str, title: str) -> None:
     assert parse(text, path).memory.title == title
 
 
-def test_frontmatter_without_id_is_a_plain_note() -> None:
-    text = "---\ntitle: Obsidian note\n# a yaml comment\ntags: [x]\n---\n# Heading in body\n"
+def test_frontmatter_without_id_is_a_plain_note_read_by_its_properties() -> None:
+    text = "---\ntitle: Obsidian note\n# a yaml comment\ntags: [x]\naliases: [obs]\n---\n# Heading in body\n"
     m = parse(text, "notes/obs.md").memory
     assert m.plain and m.type == "note" and m.id == note_id("notes/obs.md")
-    assert m.title == "Heading in body"  # the YAML comment is not a heading
-    assert m.body == text
+    assert m.title == "Obsidian note" and m.tags == ("x",) and m.extra == {"aliases": ["obs"]}
+    assert m.body == "# Heading in body\n"  # the text, not the YAML
+    untitled = parse("---\naliases: [obs]\n---\n# Heading in body\n", "notes/obs.md").memory
+    assert untitled.title == "Heading in body"  # the YAML comment is not a heading
+
+
+def test_a_note_given_memvault_keys_keeps_its_own_in_one_frontmatter() -> None:
+    """Forgetting or correcting a note writes memvault's keys: its own stay beside them (they were
+    stacked above them as a second frontmatter in the body)."""
+    text = "---\ntitle: Wifi rules\naliases: [n2]\ntags: [office]\n---\nThe office wifi password rotates monthly\n"
+    m = parse(text, "memories/global/note2.md").memory
+    written = render(m.replace(lifecycle="superseded"))
+    assert written.count("---\n") == 2 and written.endswith("---\nThe office wifi password rotates monthly\n")
+    back = parse(written, "memories/global/note2.md").memory
+    assert not back.plain and back.id == m.id and back.lifecycle == "superseded"
+    assert (back.title, back.tags, back.extra, back.body) == ("Wifi rules", ("office",), {"aliases": ["n2"]}, m.body)
+
+
+def test_a_note_whose_properties_are_no_memory_keys_is_read_as_text() -> None:
+    text = "---\ntitle: Dune\ntype: book\n---\nA novel by Frank Herbert\n"
+    m = parse(text, "notes/dune.md").memory
+    assert m.plain and m.type == "note" and m.title == "Dune"
+    assert m.body == text  # its frontmatter stays with its text: nothing of it is dropped when it is written
 
 
 def test_frontmatter_without_id_and_without_heading_uses_the_stem() -> None:

@@ -133,14 +133,33 @@ def split(text: str, path: str | None = None) -> tuple[str | None, str, str]:
     return header, text[close.end():], newline
 
 
-def _plain_note(text: str, path: str, prose: str | None = None) -> Memory:
-    """A note without memvault frontmatter; its title is the first heading of ``prose`` (the body)."""
+def _plain_note(text: str, path: str, prose: str | None = None,
+                properties: dict[str, Any] | None = None, header: str = "") -> Memory:
+    """A note without memvault frontmatter; its title is its ``title`` property, else the first
+    heading of ``prose`` (the body), else its file name.
+
+    A note with frontmatter of its own (Obsidian's properties) but no ``id`` is read as those
+    properties say, when memvault can read them as a memory's keys: its title, tags and text (the
+    body, not the YAML), the other keys kept.  So forgetting or correcting it (which gives it
+    memvault's keys) writes one frontmatter holding its own keys too.  When a key memvault knows
+    holds what a memory cannot (``type: book``), the note is read as text, frontmatter included,
+    and its file keeps it all."""
     heading = _HEADING.search(_CODE_BLOCK.sub("", text if prose is None else prose))
     stem = path.rsplit("/", 1)[-1]
     stem = stem[:-3] if stem.lower().endswith(".md") else stem
     title = heading.group(1).strip() if heading else stem
+    named = (properties or {}).get("title")
+    if isinstance(named, str) and named.strip() and "\n" not in named:
+        title = named.strip()
+    note_id = "note-" + hashlib.sha256(path.encode("utf-8")).hexdigest()[:20]
+    if properties is not None and prose is not None:
+        fields = {"type": "note", **properties, "id": note_id, "title": title or stem}
+        try:
+            return from_fields(fields, prose, path=path, header=header).replace(plain=True)
+        except MemoryFileError:
+            pass  # read as text below
     return Memory(
-        id="note-" + hashlib.sha256(path.encode("utf-8")).hexdigest()[:20],
+        id=note_id,
         title=title or stem,
         type="note",
         body=text,
@@ -203,7 +222,7 @@ def parse(text: str, path: str = "<memory>") -> ParsedFile:
         return ParsedFile(_plain_note(content, path), text, newline, bom)
     raw = load_header(header, path)
     if "id" not in raw:
-        return ParsedFile(_plain_note(content, path, body), text, newline, bom)
+        return ParsedFile(_plain_note(content, path, body, raw, header), text, newline, bom)
     return ParsedFile(from_fields(raw, body, path=path, header=header), text, newline, bom)
 
 
