@@ -157,6 +157,24 @@ def test_same_text_twice_adds_evidence_not_a_duplicate(vault: Vault) -> None:
     assert vault.replay_diff() == []
 
 
+def test_the_same_words_with_other_punctuation_add_evidence_not_a_duplicate(vault: Vault) -> None:
+    first = vault.add(NewMemory("Use pnpm, not npm, in this repo"))
+    again = vault.add(NewMemory("use pnpm not npm in this repo."))
+    assert again.id == first.id and not again.created
+    assert again.notice == "the same words (case and punctuation aside) were already remembered; evidence added"
+    assert get(vault, first.id).proof_count == 2 and len(list(vault.scan().active())) == 1
+    other = vault.add(NewMemory("Use pnpm, not npm, in this repo and the docs"))  # more words: another memory
+    assert other.created and other.id != first.id
+
+
+def test_a_redacted_secret_is_said(vault: Vault) -> None:
+    token = "ghp_" + "a" * 36
+    result = vault.add(NewMemory(f"The deploy token is {token}"))
+    assert result.created and result.notice == "a secret in what was given is stored as [REDACTED]"
+    assert token not in (vault.root / result.path).read_text()
+    assert vault.add(NewMemory("Deploys need a token")).notice is None
+
+
 def test_permanently_forgotten_text_is_refused(vault: Vault) -> None:
     result = vault.add(NewMemory("My old address is 1 Main St"))
     vault.forget(result.id, permanent=True)

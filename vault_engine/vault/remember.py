@@ -15,7 +15,7 @@ from ..errors import ForgottenContent, InvalidInput, VaultError
 from ..format.characters import check, check_data, escape_data
 from ..format.ids import new_memory_id
 from ..format.kinds import Scope
-from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_digest
+from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_digest, words_digest
 from ..format.redact import holds_secret, redact, redact_data
 from ..format.text import is_one_off, make_summary, make_title
 from ..history import forgotten_as, forgotten_digests
@@ -139,6 +139,9 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
         )
     stamp = now()
     memory = build(request, stamp, vault.sender)
+    secret = ("a secret in what was given is stored as [REDACTED]"
+              if any(holds_secret(value) for value in (request.text, request.title or "", request.summary or "",
+                                                       request.trigger or "", *request.tags)) else None)
     check_learning(vault, memory)
     digest = text_digest(memory_text(memory))
     with vault.transaction() as tx:
@@ -146,14 +149,19 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
         if blocked is not None and not allow_forgotten:
             raise ForgottenContent(f"this text was permanently forgotten ({blocked}) and is not re-learned")
         scan = vault.scan()
+        said = words_digest(memory_text(memory))  # "Use pnpm, not npm." and "use pnpm not npm": one memory
         for entry in scan.active():
-            if (text_digest(memory_text(entry.memory)) == digest and entry.memory.lifecycle != "superseded"
-                    and _folds(memory, entry.memory)):
+            if entry.memory.lifecycle == "superseded" or not _folds(memory, entry.memory):
+                continue
+            existing = memory_text(entry.memory)
+            same = text_digest(existing) == digest
+            if same or words_digest(existing) == said:
                 updated, event = fold_evidence(entry, memory.source, stamp)
                 tx.write(entry.path, updated, entry.parsed)
                 tx.record(event)
+                kept = "the same text was" if same else "the same words (case and punctuation aside) were"
                 return AddResult(entry.memory.id, entry.path, False,
-                                 "the same text was already remembered; evidence added", *_where(entry.memory))
+                                 _joined(f"{kept} already remembered; evidence added", secret), *_where(entry.memory))
         from ..governance.tiers import route
 
         memory, notice = route(memory, vault.config, chosen=request.tier is not None)
@@ -163,7 +171,12 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
         rel = store.choose_path(vault.root, store.folder_for(memory), memory)
         tx.write(rel, memory)
         tx.record(add_event(memory))
-    return AddResult(memory.id, rel, True, notice, *_where(memory))
+    return AddResult(memory.id, rel, True, _joined(notice, secret), *_where(memory))
+
+
+def _joined(*notices: str | None) -> str | None:
+    """The notices that are there, in one line."""
+    return "; ".join(n for n in notices if n) or None
 
 
 def _folds(new: Memory, existing: Memory) -> bool:
