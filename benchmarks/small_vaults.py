@@ -19,7 +19,10 @@ Each question is asked of every vault holding its memory; every unrelated questi
 
 - **found@3**: the share of questions whose memory is among the first three hits and is not weak
   (it clears the relevance floor: a confident answer);
-- **quiet**: the share of unrelated questions answered with no hits.
+- **quiet**: the share of unrelated questions answered with no hits;
+- **others shown**: for the questions the vault answers, how many other memories the engine shows
+  as relevant beside the answer (hits not marked weak), on average: what a prompt hook would put in
+  the agent's context for nothing.
 
 Printed per size, with the engine's settings as they are (``MEMVAULT_RETRIEVAL_*`` variables
 change them).  ``--answers FILE`` keeps the raw answers (evidence and meaning of each question's
@@ -71,6 +74,8 @@ class Asked:
     carried: bool = False  # the question's memory carries the query's specific words (names, numbers, codes)
     named_best: float = 0.0  # the best evidence among candidates that carry them
     named_meaning: float = 0.0  # the best cosine among them
+    others: int = 0  # hits the engine does not mark weak that are not the question's memory
+    hits: tuple[tuple[bool, float, float, bool], ...] = ()  # each hit: (the question's memory, evidence, meaning, weak)
 
 
 def groups(keys: list[str], size: int) -> list[list[str]]:
@@ -131,6 +136,8 @@ def ask_all(suite: dict[str, Any], sizes: list[int]) -> list[Asked]:
                     answer = service.search(SearchRequest.parse({"query": query, "limit": 10, "weak": True}))
                     relevance = answer.get("relevance") or {}
                     rank, evidence, meaning, carried = 0, 0.0, 0.0, False
+                    others = sum(1 for hit in answer["hits"] if not hit.get("weak")
+                                 and (target is None or key_of.get(hit["id"]) != target))
                     for n, hit in enumerate(answer["hits"], 1):
                         if target is not None and key_of.get(hit["id"]) == target:
                             rank, evidence = n, float(hit["evidence"])
@@ -141,7 +148,10 @@ def ask_all(suite: dict[str, Any], sizes: list[int]) -> list[Asked]:
                                      float(relevance.get("best", 0.0)), float(relevance.get("meaning", 0.0)),
                                      bool(relevance.get("subjects")), carried,
                                      float((relevance.get("named") or {}).get("best", 0.0)),
-                                     float((relevance.get("named") or {}).get("meaning", 0.0))))
+                                     float((relevance.get("named") or {}).get("meaning", 0.0)), others,
+                                     tuple((target is not None and key_of.get(h["id"]) == target, float(h["evidence"]),
+                                            max(h["similarity"].values(), default=0.0), bool(h.get("weak")))
+                                           for h in answer["hits"])))
                 service.close()
         print(f"  size {size}: {len(vault_groups)} vaults, {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return out
@@ -171,12 +181,14 @@ def report(asked: list[Asked], floors: Floors, sweep: bool) -> None:
     sizes = sorted({a.size for a in asked})
     print(f"\nfloors: relevance {floors[0]:.2f}, meaning {floors[1]:.2f}; carrying the query's names "
           f"{floors[2]:.2f}, meaning {floors[3]:.2f}\n")
-    print("| vault size | vaults | questions | found@3 | unrelated asked | quiet |")
-    print("|---|---|---|---|---|---|")
+    print("| vault size | vaults | questions | found@3 | others shown | unrelated asked | quiet |")
+    print("|---|---|---|---|---|---|---|")
     for size in sizes:
         rows = [a for a in asked if a.size == size]
         f, q, n_own, n_other = figures(rows, floors)
-        print(f"| {size} | {len({a.vault for a in rows})} | {n_own} | {f:.3f} | {n_other} | {q:.3f} |")
+        own = [a for a in rows if a.own]
+        shown = sum(a.others for a in own) / len(own) if own else float("nan")
+        print(f"| {size} | {len({a.vault for a in rows})} | {n_own} | {f:.3f} | {shown:.2f} | {n_other} | {q:.3f} |")
     misses = [a for a in asked if a.own and not found(a, floors)]
     if misses:
         print("\nmissed (size: question -> rank, evidence, meaning):")
@@ -211,7 +223,8 @@ def main() -> None:
     args = parser.parse_args()
     suite = json.loads(args.suite.read_text(encoding="utf-8"))
     if args.answers is not None and args.answers.is_file():
-        asked = [Asked(**row) for row in json.loads(args.answers.read_text(encoding="utf-8"))]
+        asked = [Asked(**{**row, "hits": tuple(tuple(h) for h in row.get("hits", ()))})
+                 for row in json.loads(args.answers.read_text(encoding="utf-8"))]
     else:
         asked = ask_all(suite, args.sizes)
         if args.answers is not None:
