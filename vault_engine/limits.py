@@ -61,3 +61,5 @@ def check_fields(*, title: str | None = None, summary: str | None = None, trigge
             raise InvalidInput(f"{name}: at most {MAX_ITEMS} may be given, got {len(values)}")
     for tag in tags:
         check_length(tag, MAX_TAG, "a tag")
+        if not tag.strip():
+            raise InvalidInput("a tag is empty: give it a word (or leave the tag out)")

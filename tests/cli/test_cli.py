@@ -291,6 +291,11 @@ def test_vault_that_is_not_a_vault(tmp_path: Path) -> None:
     assert not missing.exists()
 
 
+def test_an_empty_tag_is_refused_in_one_line(run_cli: Callable[..., Result], vault: Vault) -> None:
+    assert_one_error(run_cli("add", "Deploys go out on Tuesdays", "--tag", " "), "a tag is empty")
+    assert not list(vault.scan().active())  # nothing stored with a tag of nothing
+
+
 def test_init_refuses_non_empty_folder(tmp_path: Path) -> None:
     folder = tmp_path / "full"
     folder.mkdir()
