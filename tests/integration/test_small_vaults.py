@@ -53,6 +53,20 @@ def test_a_one_memory_vault_stays_quiet_for_an_unrelated_question(
     assert result.hits == [] and result.weak_left_out == 1
 
 
+def test_a_question_with_typos_says_which_words_no_memory_has(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
+    """Typed in a hurry, a question matches no word and little meaning: the notice says which words no
+    memory holds, so the person sees the typo rather than an empty vault."""
+    vault, _made = vault_of(["Our staging database runs on port 6543"])
+    result = vault.search(SearchQuery("stagng databse port"))
+    assert result.hits == [] and result.notice is not None
+    assert "no memory has the words 'stagng', 'databse'; 1 weak match left out" in result.notice
+    quiet = vault.search(SearchQuery("what is the weather in Paris")).notice or ""
+    assert "no memory has the words 'weather', 'Paris'" in quiet
+    answered = vault.search(SearchQuery("which port does the staging database use"))
+    assert answered.hits and answered.notice is None  # nothing to say when it answers
+
+
 def test_the_verdict_does_not_change_when_an_unrelated_memory_is_added(
         vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
     """Before, with word weights read from the vault: refused with one memory, answered with two."""

@@ -91,6 +91,11 @@ def _words(query: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((token, tuple(rerank.stems(token))) for token in rerank.words(query))
 
 
+def content_words(query: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The words of ``query`` as written, without function words, each with its stems."""
+    return [w for w in _words(query) if w[0].casefold() not in STOPWORDS and w[1]]
+
+
 def content_stems(query: str) -> list[str]:
     """The stemmed words of ``query`` without function words (all of them when nothing else is left)."""
     words = _words(query)

@@ -57,6 +57,16 @@ EXTERNAL = "external"  # the trust level a default search leaves out
 Positions = dict[str, dict[str, int]]  # lane -> memory id -> 1-based rank
 
 
+MAX_UNHEARD = 5  # words named in a notice as held by no memory
+
+
+def unheard_words(fulltext: FullTextIndex, query: str) -> list[str]:
+    """The query's content words, as written, that no memory holds where its evidence is read."""
+    words = relevance.content_words(query)
+    _count, held = fulltext.frequencies({s for _w, stems in words for s in stems}, relevance.EVIDENCE_FIELDS)
+    return list(dict.fromkeys(word for word, stems in words if not any(held.get(s) for s in stems)))
+
+
 def vectors_building(pending: int, indexed: int) -> str:
     """The notice of a search while vectors are being built."""
     share = built_share(indexed, pending)
@@ -288,6 +298,10 @@ class Searcher:
         notice, left_out = None, 0
         if hits and not best.clears:
             notice = f"no memory matches closely: {best.describe()}"
+            unheard = unheard_words(self.fulltext, request.query)
+            if unheard:  # a typo ("stagng databse port") is matched by no word and by little meaning
+                notice += f"; no memory has the word{'s' if len(unheard) > 1 else ''} " + \
+                    ", ".join(f"'{word}'" for word in unheard[:MAX_UNHEARD])
             if request.weak:
                 notice += "; the closest are listed, marked weak"
             else:
