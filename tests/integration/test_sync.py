@@ -146,8 +146,8 @@ def test_status_tells_current_from_stale(filled: Vault) -> None:
     assert freshness(filled.root)[0] == "missing"
     assert freshness(filled.root)[1].startswith("not built")
     filled.sync(embedder=HashEmbedder())
-    assert freshness(filled.root) == ("current", "current (3 memories indexed)")
-    assert filled.status().index == "current (3 memories indexed)"
+    assert freshness(filled.root) == ("current", "current (3 files indexed)")
+    assert filled.status().index == "current (3 files indexed)"
     # A memory's file, not a folder's INDEX.md page (the listing's order is the file system's)
     path = next(p for p in sorted(filled.root.glob("memories/**/*.md")) if p.name != "INDEX.md")
     path.write_text(path.read_text() + "\nOne more line.\n")

@@ -228,7 +228,7 @@ def freshness(root: Path) -> tuple[str, str]:
         share = built_share(len(records), waiting)
         building = f"; vectors {share}% built, {waiting} memories wait for theirs ({_filling(state)})"
     if plan.empty:
-        return "current", f"current ({plan.unchanged} memories indexed{building})"
+        return "current", f"current ({plan.unchanged} {'file' if plan.unchanged == 1 else 'files'} indexed{building})"
     return "stale", f"stale: {plan.summary()}{building} (run `memvault sync` or keep `memvault watch` running)"
 
 
