@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vault_engine.retrieval.restatements import plural
+
 if TYPE_CHECKING:
     from vault_engine.index.embedder import Embedder
     from vault_engine.vault import Vault
@@ -338,14 +340,6 @@ def _encode(value: int, length: int) -> str:
     return "".join(_ALPHABET[(value >> (5 * n)) & 31] for n in reversed(range(length)))
 
 
-def _plural(noun: str) -> str:
-    if noun.endswith(("s", "x", "ch", "sh")):
-        return noun + "es"
-    if noun.endswith("y") and noun[-2:-1] not in "aeiou":
-        return noun[:-1] + "ies"
-    return noun + "s"
-
-
 def _zipf_weights(count: int, offset: float = 8.0) -> list[float]:
     return [1.0 / (rank + offset) for rank in range(count)]
 
@@ -413,7 +407,7 @@ class _Words:
         if name in ("n", "v", "a", "d", "t"):
             return self.draw(name)
         if name == "ns":
-            return _plural(self.draw("n"))
+            return plural(self.draw("n"))
         if name == "k":
             return rng.choice(self.topic.keywords)
         if name == "K":

@@ -152,7 +152,8 @@ class Judgement:
         return ""
 
 
-def _plural(noun: str) -> str:
+def plural(noun: str) -> str:
+    """An English noun's plural by its ending ("customer" -> "customers", "rack" -> "racks", "policy" -> "policies")."""
     if noun.endswith(("s", "x", "ch", "sh")):
         return noun + "es"
     if noun.endswith("y") and noun[-2:-1] not in "aeiou":
@@ -175,7 +176,7 @@ def _named(tokens: tuple[str, ...], kinds: tuple[str, ...], start: int, end: int
         i -= 1
     for j in (i, end if end < subject_end else -1):
         if j >= 0 and kinds[j] in (LEADING, WORD) and tokens[j] not in STOPWORDS and tokens[j].isalpha():
-            return _plural(tokens[j])
+            return plural(tokens[j])
     if _DAY.fullmatch(token):
         return "dates"
     if "/" in token:
@@ -225,7 +226,7 @@ def _other_thing(a: Statement, b: Statement, places: list[tuple[int, int, int, i
         in_subject = spans[0][0] <= i1 < spans[0][1] and spans[1][0] <= j1 < spans[1][1]
         if in_subject or (i1 > 0 and a.tokens[i1 - 1] in _DETERMINERS):
             head = spans[0][1] - 1  # the subject's last word: its noun ("the old deploy script")
-            noun = _plural(a.tokens[head]) if in_subject and head >= i2 and _plain(a, head, head + 1) else "things"
+            noun = plural(a.tokens[head]) if in_subject and head >= i2 and _plain(a, head, head + 1) else "things"
             return (noun, _shown(a, i1, i2), _shown(b, j1, j2))
     return None
 
@@ -316,7 +317,7 @@ def compare_texts(older: str, newer: str) -> Judgement:
                 a, b = _said_as_written(counterpart, i1, i2), _said_as_written(new, j1, j2)
             if i1 < i2 and j1 < j2 and (spans[0][0] <= i1 < spans[0][1] or spans[1][0] <= j1 < spans[1][1]):
                 noun = _named(counterpart.tokens, counterpart.kinds, i1, i2, max(spans[0][1], i2)) if named else \
-                    _plural(counterpart.tokens[i2]) if i2 < spans[0][1] else "subjects"
+                    plural(counterpart.tokens[i2]) if i2 < spans[0][1] else "subjects"
                 return Judgement(distinct=(noun, a, b))
             if named and (a, b) not in values:
                 values.append((a, b))
