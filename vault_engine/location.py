@@ -39,11 +39,9 @@ def default_vault(env: Environment) -> Path:
 def pick(explicit: Path | None, env: Environment, cwd: Path) -> tuple[Path, Origin]:
     """The vault the rules choose and where the choice came from; it need not exist yet (a ``--vault``
     or ``MEMVAULT_DIR`` that is no vault, or the default not yet created)."""
-    from_env = Path(env.vault_dir) if env.vault_dir else None
-    given: list[tuple[Path | None, Origin]] = [(explicit, "--vault"), (from_env, "MEMVAULT_DIR")]
-    for path, origin in given:
-        if path is not None:
-            return path.expanduser().resolve(), origin
+    given = _given(explicit, env)
+    if given is not None:
+        return given
     try:
         here = cwd.resolve()
     except OSError:
@@ -68,7 +66,14 @@ def find(explicit: Path | None, env: Environment, cwd: Path) -> Path | None:
 def to_create(explicit: Path | None, env: Environment, cwd: Path) -> Path:
     """Where ``memvault init`` with no PATH creates a vault: ``--vault``, else ``MEMVAULT_DIR`` (so the
     commands after it find the vault it made), else the working folder."""
-    for path in (explicit, Path(env.vault_dir) if env.vault_dir else None):
-        if path is not None:
-            return path.expanduser().resolve()
-    return cwd.resolve()
+    given = _given(explicit, env)
+    return given[0] if given is not None else cwd.resolve()
+
+
+def _given(explicit: Path | None, env: Environment) -> tuple[Path, Origin] | None:
+    """The vault the person named: ``--vault``, else ``MEMVAULT_DIR``; None when neither."""
+    if explicit is not None:
+        return explicit.expanduser().resolve(), "--vault"
+    if env.vault_dir:
+        return Path(env.vault_dir).expanduser().resolve(), "MEMVAULT_DIR"
+    return None
