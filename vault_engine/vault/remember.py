@@ -16,7 +16,7 @@ from ..format.characters import check, check_data, escape_data
 from ..format.ids import new_memory_id
 from ..format.kinds import Scope
 from ..format.memory import Memory, ParsedFile, from_fields, memory_text, text_digest, words_digest
-from ..format.redact import holds_secret, redact, redact_data
+from ..format.redact import holds_secret, redact, redact_counted, redact_data
 from ..format.text import is_one_off, make_summary, make_title
 from ..history import forgotten_as, forgotten_digests
 from ..journal import Event
@@ -50,11 +50,20 @@ def checked(request: NewMemory) -> NewMemory:
     )
 
 
-def build(request: NewMemory, stamp: datetime, sender: str | None = None) -> Memory:
-    """The new memory ``request`` asks for, stamped ``stamp`` (text and fields checked, then redacted);
-    from ``sender`` unless the request names its own."""
+def build(request: NewMemory, stamp: datetime, sender: str | None = None) -> tuple[Memory, int]:
+    """The new memory ``request`` asks for, stamped ``stamp`` (text and fields checked, then redacted),
+    and how many secrets were redacted from what was given; from ``sender`` unless the request names
+    its own."""
     request = checked(request)
-    text = redact(request.text.strip("\n")).rstrip() + "\n"
+    secrets = 0
+
+    def scrub(value: str) -> str:
+        nonlocal secrets
+        clean, found = redact_counted(value)
+        secrets += found
+        return clean
+
+    text = scrub(request.text.strip("\n")).rstrip() + "\n"
     if not text.strip():
         raise InvalidInput("memory text is empty")
     scope, project = placement(request.scope, request.project, request.current_project, type=request.type,
@@ -62,11 +71,11 @@ def build(request: NewMemory, stamp: datetime, sender: str | None = None) -> Mem
     core = request.type == "core-profile"
     fields: dict[str, Any] = {
         "id": new_memory_id(),
-        "title": redact(request.title.strip()) if request.title and request.title.strip() else make_title(text),
+        "title": scrub(request.title.strip()) if request.title and request.title.strip() else make_title(text),
         "type": request.type,
         "class": request.klass,
         "scope": scope,
-        "project": redact(project) if project else None,
+        "project": scrub(project) if project else None,
         "paths": list(request.paths),
         "tasks": list(request.tasks),
         "operations": list(request.operations),
@@ -77,16 +86,16 @@ def build(request: NewMemory, stamp: datetime, sender: str | None = None) -> Mem
         "recall": request.recall or ("passive" if core else "active"),
         "tier": request.tier or ("hot" if core else "cold"),
         "importance": request.importance,
-        "summary": redact(request.summary) if request.summary else make_summary(text),
-        "trigger": redact(request.trigger) if request.trigger else "",
-        "tags": [redact(tag) for tag in request.tags],
-        "source": redact(request.source),  # a document URI may carry user:password@
+        "summary": scrub(request.summary) if request.summary else make_summary(text),
+        "trigger": scrub(request.trigger) if request.trigger else "",
+        "tags": [scrub(tag) for tag in request.tags],
+        "source": scrub(request.source),  # a document URI may carry user:password@
         "sender": senders.clean(request.sender or sender),
         "created": stamp,
         "updated": stamp,
         **request.extra,
     }
-    return from_fields({k: v for k, v in fields.items() if v is not None}, text, path="<new memory>")
+    return from_fields({k: v for k, v in fields.items() if v is not None}, text, path="<new memory>"), secrets
 
 
 def add_event(memory: Memory, kind: str = "add", **details: Any) -> Event:
@@ -138,10 +147,8 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
             f"not stored: '{phrase}' marks a one-off instruction, not a lasting memory (use --force to keep it)"
         )
     stamp = now()
-    memory = build(request, stamp, vault.sender)
-    secret = ("a secret in what was given is stored as [REDACTED]"
-              if any(holds_secret(value) for value in (request.text, request.title or "", request.summary or "",
-                                                       request.trigger or "", *request.tags)) else None)
+    memory, secrets = build(request, stamp, vault.sender)
+    secret = "a secret in what was given is stored as [REDACTED]" if secrets else None
     check_learning(vault, memory)
     digest = text_digest(memory_text(memory))
     with vault.transaction() as tx:
