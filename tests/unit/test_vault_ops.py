@@ -165,6 +165,8 @@ def test_the_same_words_with_other_punctuation_add_evidence_not_a_duplicate(vaul
     assert get(vault, first.id).proof_count == 2 and len(list(vault.scan().active())) == 1
     other = vault.add(NewMemory("Use pnpm, not npm, in this repo and the docs"))  # more words: another memory
     assert other.created and other.id != first.id
+    rocket, party = vault.add(NewMemory("🚀")), vault.add(NewMemory("🎉"))  # no words: not one memory
+    assert rocket.created and party.created and rocket.id != party.id
 
 
 def test_a_redacted_secret_is_said(vault: Vault) -> None:

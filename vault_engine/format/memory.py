@@ -288,8 +288,10 @@ _WORDS = lazy_pattern(r"\w+")
 def words_digest(text: str) -> str:
     """sha256 of the normalised text's words alone: the same sentence with other punctuation
     ("... on Mondays." and "... on Mondays") has the same words digest.  What a permanent
-    forget blocks from being learned again."""
-    return hashlib.sha256(" ".join(_WORDS.findall(normalize_text(text))).encode("utf-8")).hexdigest()
+    forget blocks from being learned again, and what ``add`` folds into a memory saying the same.
+    A text without a word ("🚀") is its own digest: two of them are not one by having no words."""
+    normal = normalize_text(text)
+    return hashlib.sha256((" ".join(_WORDS.findall(normal)) or normal).encode("utf-8")).hexdigest()
 
 
 # The detailed summary older releases cached at the end of a body (it now lives in the detail

@@ -161,8 +161,8 @@ def add(vault: Vault, request: NewMemory, *, allow_one_off: bool = False, allow_
             if entry.memory.lifecycle == "superseded" or not _folds(memory, entry.memory):
                 continue
             existing = memory_text(entry.memory)
-            same = text_digest(existing) == digest
-            if same or words_digest(existing) == said:
+            if words_digest(existing) == said:  # the same text has the same words: one digest per memory
+                same = text_digest(existing) == digest
                 updated, event = fold_evidence(entry, memory.source, stamp)
                 tx.write(entry.path, updated, entry.parsed)
                 tx.record(event)
