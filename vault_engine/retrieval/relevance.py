@@ -98,8 +98,7 @@ def content_words(query: str) -> list[tuple[str, tuple[str, ...]]]:
 
 def content_stems(query: str) -> list[str]:
     """The stemmed words of ``query`` without function words (all of them when nothing else is left)."""
-    words = _words(query)
-    content = [w for w in words if w[0].casefold() not in STOPWORDS] or list(words)
+    content = content_words(query) or list(_words(query))
     return list(dict.fromkeys(stem for _token, stems in content for stem in stems))
 
 
