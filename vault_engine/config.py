@@ -23,6 +23,7 @@ from typing import Any
 from .errors import ConfigError
 
 CONFIG_FILE = "memvault.toml"
+STATE_DIR = ".memvault"  # the vault's derived state, rebuildable from its markdown
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,11 @@ from pathlib import Path
 
 from . import copies, errors, fsio, location
 from .config import CONFIG_FILE, environment
+from .config import STATE_DIR as STATE_DIR  # where it always was, for the modules that name it here
 from .errors import MemoryFileError, MemoryNotFound, PathEscapeError, VaultBusy, VaultError, VaultNotFound
 from .format.memory import Memory, ParsedFile, decode, parse, read_back, render
 from .format.redact import redact, redact_memory
 
-STATE_DIR = ".memvault"
 TRASH_DIR = "trash"
 JOURNAL_DIR = "journal"
 SKIP_DIRS = frozenset({STATE_DIR, ".obsidian", ".git", JOURNAL_DIR, "node_modules"})

@@ -13,6 +13,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -178,6 +179,53 @@ def test_a_session_start_after_the_first_loads_no_model_and_gives_the_same_conte
     second, loaded_second = session_start("second-session")
     assert loaded_first and not loaded_second
     assert setup.ids["api"] in second and second == first
+
+
+def test_a_cold_prompt_is_embedded_by_a_child_and_answered_as_this_process_would(setup: Setup) -> None:
+    """With no server, the prompt's vector comes from a child forked while the hook opens the vault
+    (``index/prefetch.py``): the hook itself loads no model, and answers exactly what it answers when
+    it embeds the prompt itself; the child's vector is the in-process one, bit for bit."""
+    probe = textwrap.dedent("""
+        import json, sys
+        from vault_engine.agents import hooks
+        from vault_engine.index import prefetch
+        if sys.argv[2] == "in-process":
+            prefetch.QueryPrefetch.start = classmethod(lambda cls, root, text, compute=None: None)
+        out = hooks.run("claude-code", "UserPromptSubmit", sys.stdin.read(), sys.argv[1])
+        print(json.dumps([out, "onnxruntime" in sys.modules, "tokenizers" in sys.modules]))
+    """)
+    env = {**os.environ, "MEMVAULT_SERVER_WARM_MINUTES": "0"}  # no warm server: every run is cold
+
+    def prompt(session: str, how: str) -> tuple[str, bool, bool]:
+        data = {**setup.hook_input("UserPromptSubmit", prompt="Where do the release notes go?"),
+                "session_id": session}
+        done = subprocess.run([sys.executable, "-c", probe, str(setup.vault), how], input=json.dumps(data),
+                              capture_output=True, text=True, cwd=setup.api, timeout=120, env=env, check=True)
+        out, onnxruntime, tokenizers = json.loads(done.stdout)
+        return str(out), bool(onnxruntime), bool(tokenizers)
+
+    prefetched, loaded, tokenized = prompt("prefetched", "prefetch")
+    itself, loaded_itself, _ = prompt("in-process", "in-process")
+    assert setup.ids["notes"] in prefetched
+    assert prefetched == itself
+    assert not loaded and not tokenized  # the child loaded the model, not the hook
+    assert loaded_itself
+
+    same = textwrap.dedent("""
+        import sys
+        import numpy as np
+        from pathlib import Path
+        from vault_engine.index.prefetch import QueryPrefetch
+        from vault_engine.vault import Vault
+        text = "Where do the release notes go?"
+        child = QueryPrefetch.start(Path(sys.argv[1]), text)
+        vault = Vault.open(Path(sys.argv[1]))
+        vector = child.take(text, vault.embedder().name)
+        print(vector is not None and bool(np.array_equal(vector, vault.embedder().embed([text])[0])))
+    """)
+    done = subprocess.run([sys.executable, "-c", same, str(setup.vault)], capture_output=True, text=True,
+                          cwd=setup.api, timeout=120, env=env, check=True)
+    assert done.stdout.strip() == "True"
 
 
 def test_a_prompt_gets_what_it_makes_relevant_once_and_nothing_when_nothing_is(setup: Setup) -> None:

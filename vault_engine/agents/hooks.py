@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .. import location
-from ..captures import CaptureQueue, kick, start_worker
 from ..config import Environment, environment
 from ..format.text import printable
 from ..limits import MAX_DOCUMENT
@@ -49,6 +48,7 @@ from .backend import Answers, LocalVault, ServedVault, Unavailable
 from .session import AgentSession, session_name
 
 if TYPE_CHECKING:
+    from ..index.prefetch import QueryPrefetch
     from ..vault import Vault
 
 _ADAPTERS: tuple[Adapter, ...] = (claude_code, codex, gemini, cursor, opencode, copilot)
@@ -109,6 +109,8 @@ def run(agent: str, event: str, stdin: str, vault: str | None = None,
         root = find_vault(vault, env, cwd) or root
         answer = adapter.answer(event, _handle(agent, hook, vault, root, cwd))
         if root is not None and hook.event in CONTEXT_ACTIONS:
+            from ..captures import kick  # imported once answered: a prompt's child starts sooner
+
             kick(root)  # captures a worker left for later (a back-off, a crash) go on now
         return answer
     except Exception as exc:  # a hook never stands in the agent's way
@@ -123,16 +125,20 @@ def _handle(agent: str, hook: HookInput, vault: str | None, root: Path | None, c
         _capture(agent, hook, vault, root, cwd)
         return ""
     name = session_name(agent, hook.session_id)
-    opened = _Opened(vault, root)
-    project = current_project(cwd, opened.root)
-    state = AgentSession.load(opened.root, name)
-    state.project = project
-    if hook.event == "SessionStart":
-        text, ids = session_start(opened.answers(), project)
-        if hook.source in ("clear", "compact"):
-            state.delivered = []  # the model's context was emptied: what it was given is gone
-    else:
-        text, ids = prompt_memories(opened.answers(), hook.prompt or "", project, set(state.delivered))
+    # A prompt is embedded by a child while this process opens the vault (when no server answers).
+    opened = _Opened(vault, root, prefetch=hook.prompt if hook.event == "UserPromptSubmit" else None)
+    try:
+        project = current_project(cwd, opened.root)
+        state = AgentSession.load(opened.root, name)
+        state.project = project
+        if hook.event == "SessionStart":
+            text, ids = session_start(opened.answers(), project)
+            if hook.source in ("clear", "compact"):
+                state.delivered = []  # the model's context was emptied: what it was given is gone
+        else:
+            text, ids = prompt_memories(opened.answers(), hook.prompt or "", project, set(state.delivered))
+    finally:
+        opened.close()
     state.deliver(ids)
     state.answered_by = opened.via
     state.save(opened.root)
@@ -191,8 +197,9 @@ def _hit_line(hit: dict[str, Any]) -> str:
 class _Opened:
     """The vault's answers: its running server's when there is one, else this process's."""
 
-    def __init__(self, vault: str | None, root: Path | None):
+    def __init__(self, vault: str | None, root: Path | None, prefetch: str | None = None):
         self._local: Any = None
+        self._prefetch: QueryPrefetch | None = None
         if root is None:  # no vault yet: open (and so create) the one the command line would
             self._local = _open_vault(Path(vault) if vault else None)
             root = self._local.root
@@ -200,6 +207,10 @@ class _Opened:
         self._served = ServedVault.find(root)
         self.via = "process"  # who answered last: "server" or "process"
         if self._served is None:  # this hook loads the model; the next ones ask a warm server
+            if prefetch:
+                from ..index.prefetch import QueryPrefetch
+
+                self._prefetch = QueryPrefetch.start(root, prefetch)
             from . import warm
 
             idle = warm.warm_seconds(root)
@@ -210,10 +221,17 @@ class _Opened:
         """The vault opened in this process (opened on first use)."""
         if self._local is None:
             self._local = _open_vault(self.root)
+            if self._prefetch is not None:
+                self._local.take_vector_from(self._prefetch)
         return LocalVault(self._local)
 
     def answers(self) -> Answers:
         return self.local() if self._served is None else _Fallback(self._served, self)
+
+    def close(self) -> None:
+        """Stop a prefetch whose vector was not taken (the answer came from elsewhere)."""
+        if self._prefetch is not None:
+            self._prefetch.close()
 
 
 def _open_vault(path: Path | None) -> Vault:
@@ -255,6 +273,8 @@ def _capture(agent: str, hook: HookInput, vault: str | None, root: Path | None, 
                                                                else "does not exist"))
     if root is None:  # no vault yet: create the one the command line would
         root = _open_vault(Path(vault) if vault else None).root
+    from ..captures import CaptureQueue, start_worker
+
     queue = CaptureQueue(root)
     if getattr(AGENTS[agent], "TRANSIENT_TRANSCRIPT", False):  # gone once the hook returns: the worker reads a copy
         from .messages import read_regular

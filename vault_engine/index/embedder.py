@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..config import EmbeddingSettings, prepare_libraries
+from ..config import EmbeddingSettings, VaultConfig, prepare_libraries
 from ..errors import ModelUnavailable
 from . import model_graph, notices
 from .sentence_model import SentenceModel
@@ -230,6 +230,14 @@ def _pooled(states: npt.NDArray[np.float32], weights: npt.NDArray[np.float32]) -
 
 _shared: dict[tuple[EmbeddingSettings, Path | None], FastEmbedder] = {}
 _shared_lock = threading.Lock()
+
+
+def vault_embedder(root: Path, config: VaultConfig) -> FastEmbedder:
+    """The embedder of the vault at ``root`` with ``config`` (shared within this process)."""
+    from ..config import STATE_DIR, cache_folder
+
+    return shared_embedder(config.embedding, root / STATE_DIR / "models",
+                           model_graph.graph_folder(cache_folder(config.cache)))
 
 
 def shared_embedder(settings: EmbeddingSettings, cache_dir: Path, graph_dir: Path | None = None) -> FastEmbedder:

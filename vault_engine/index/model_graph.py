@@ -45,7 +45,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -227,6 +226,8 @@ def _derive(source: Path, target: Path) -> Path:
         import onnxruntime as ort
     except ImportError as exc:
         raise ModelUnavailable(f"the embedding model's int8 graph needs onnx ({exc})") from None
+    import tempfile  # here: loading a derived graph (a hook's prompt) does not need it
+
     handle, float_path = tempfile.mkstemp(suffix=".onnx", dir=target.parent)
     os.close(handle)
     float_file = Path(float_path)

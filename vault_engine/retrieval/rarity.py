@@ -43,6 +43,13 @@ def _ranks() -> dict[str, int]:
             if token >= first and word.isalpha() and not word.startswith("##")}
 
 
+def prepare() -> None:
+    """Read the vocabulary now (once per process), before a search needs it: a cold search calls
+    this before its query is embedded, so when a child embeds it (:mod:`~vault_engine.index.prefetch`)
+    the read overlaps the wait."""
+    _ranks()
+
+
 @lru_cache(maxsize=1)
 def unknown_rank() -> int:
     """The rank given to a word the vocabulary does not list whole: past every word it lists."""

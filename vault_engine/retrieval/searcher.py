@@ -42,7 +42,7 @@ from ..index.filling import built_share
 from ..index.fulltext import FullTextIndex, query_terms
 from ..index.vectors import VectorStore
 from ..index.vocabulary import Vocabulary
-from . import lanes, pseudo_relevance, relevance, rerank, subjects
+from . import lanes, pseudo_relevance, rarity, relevance, rerank, subjects
 from .collapse import collapse, cut
 from .filters import Columns, Filter
 from .fusion import Fused, boosted_score, fuse, fusion_input, prune
@@ -401,6 +401,7 @@ class Searcher:
         vocabulary = self._vocabulary_store() if s.weight_expansion > 0 else None
         embedder = self._kept if keep_vector else self.embedder
         sources = lanes.Sources(self.fulltext, self.vectors, embedder, vocabulary, self._tags_many_carry)
+        rarity.prepare()  # the ranking needs it; read while a child may be embedding the query
         found = lanes.read(query, flt, depth, s, sources, lambda: self._mask(flt)[1])
         rankings = lanes.keep_admitted(found, self._cols(), self._mask(flt)[0])
         pairs: list[tuple[str, float]] = []

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from ..index.embedder import Embedder
     from ..index.filling import FillReport
     from ..index.freshness import RecordedStats
+    from ..index.prefetch import QueryPrefetch
     from ..index.sync import Progress, SyncReport
     from ..llm.base import Llm
     from ..retrieval.searcher import Searcher, SearchQuery, SearchResult
@@ -106,12 +107,17 @@ class Vault:
     def embedder(self) -> Embedder:
         """The embedding model (loaded once per process, on first use)."""
         if self._embedder is None:
-            from ..index.embedder import shared_embedder
-            from ..index.model_graph import graph_folder
+            from ..index.embedder import vault_embedder
 
-            self._embedder = shared_embedder(self.config.embedding, self.root / store.STATE_DIR / "models",
-                                             graph_folder(config_mod.cache_folder(self.config.cache)))
+            self._embedder = vault_embedder(self.root, self.config)
         return self._embedder
+
+    def take_vector_from(self, prefetch: QueryPrefetch) -> None:
+        """Let the next search take its query's vector from ``prefetch`` (a child embedding it
+        meanwhile, see :mod:`~vault_engine.index.prefetch`) rather than load the model for it."""
+        from ..index.prefetch import PrefetchedEmbedder
+
+        self._embedder = PrefetchedEmbedder(self.embedder(), prefetch)
 
     def llm(self) -> Llm:
         """The language model of this vault (``[llm]``; offline without a key), chosen once per vault."""
