@@ -119,14 +119,15 @@ def run(agent: str, event: str, stdin: str, vault: str | None = None,
 
 
 def _handle(agent: str, hook: HookInput, vault: str | None, root: Path | None, cwd: Path) -> str:
-    from ..context.project import current_project
-
     if hook.event in ("PreCompact", "SessionEnd"):
         _capture(agent, hook, vault, root, cwd)
         return ""
     name = session_name(agent, hook.session_id)
-    # A prompt is embedded by a child while this process opens the vault (when no server answers).
+    # A prompt is embedded by a child while this process opens the vault (when no server answers):
+    # started before anything else is imported.
     opened = _Opened(vault, root, prefetch=hook.prompt if hook.event == "UserPromptSubmit" else None)
+    from ..context.project import current_project
+
     try:
         project = current_project(cwd, opened.root)
         state = AgentSession.load(opened.root, name)

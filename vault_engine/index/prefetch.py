@@ -82,6 +82,11 @@ class QueryPrefetch:
         atexit.register(prefetch.close)
         return prefetch
 
+    @property
+    def pending(self) -> bool:
+        """Whether the child's vector is still to be taken."""
+        return self._fd is not None
+
     def take(self, text: str, name: str, wait: float = PREFETCH_WAIT) -> npt.NDArray[np.float32] | None:
         """The child's vector of ``text`` by the model ``name`` (waiting for it at most ``wait``
         seconds); None for another text or model, a child that failed, or a second call."""
@@ -144,6 +149,11 @@ class PrefetchedEmbedder:
         self.inner, self.prefetch = inner, prefetch
 
     @property
+    def loads_no_model(self) -> bool:
+        """Whether the next text may come from the child (then this process loads no model for it)."""
+        return self.prefetch.pending
+
+    @property
     def name(self) -> str:
         return self.inner.name
 
@@ -179,11 +189,19 @@ def _quiet() -> None:
 
 
 def vault_vector(root: Path, text: str) -> tuple[str, npt.NDArray[np.float32]]:
-    """``text``'s vector by the embedder of the vault at ``root``, and that embedder's name."""
+    """``text``'s vector by the embedder of the vault at ``root``, and that embedder's name.
+
+    Run on one thread: the parent runs beside it on a second core, and the model's vector of one text
+    is the same bits on one thread as on several (onnxruntime splits a product by its rows, never
+    a sum; checked by ``tests/integration/test_agent_hooks.py``)."""
+    import dataclasses
+
     from ..config import load
     from .embedder import vault_embedder
 
-    embedder = vault_embedder(root, load(root))
+    config = load(root)
+    config = dataclasses.replace(config, embedding=dataclasses.replace(config.embedding, threads=1))
+    embedder = vault_embedder(root, config)
     return embedder.name, embedder.embed([text])[0]
 
 

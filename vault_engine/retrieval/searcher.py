@@ -402,6 +402,8 @@ class Searcher:
         embedder = self._kept if keep_vector else self.embedder
         sources = lanes.Sources(self.fulltext, self.vectors, embedder, vocabulary, self._tags_many_carry)
         rarity.prepare()  # the ranking needs it; read while a child may be embedding the query
+        if getattr(embedder, "loads_no_model", False):  # nothing of the model's to share memory with
+            self._mask(flt)
         found = lanes.read(query, flt, depth, s, sources, lambda: self._mask(flt)[1])
         rankings = lanes.keep_admitted(found, self._cols(), self._mask(flt)[0])
         pairs: list[tuple[str, float]] = []
