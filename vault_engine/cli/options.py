@@ -15,6 +15,7 @@ import click
 from ..errors import InvalidInput
 
 if TYPE_CHECKING:
+    from ..index.prefetch import QueryPrefetch
     from ..vault import Vault
 from ..format.memory import TRUSTS
 from ..format.text import printable, printable_json
@@ -76,13 +77,17 @@ class Settings:
     as_json: bool = False
     opened: list[Vault] = field(default_factory=list)
 
-    def open_vault(self, *, write: bool = False) -> Vault:
-        """The vault; a ``write`` command keeps the indexes current (with a bar on a terminal)."""
+    def open_vault(self, *, write: bool = False, query: str | None = None) -> Vault:
+        """The vault; a ``write`` command keeps the indexes current (with a bar on a terminal).  A search
+        names its ``query``: a child embeds it while the vault opens (:mod:`~vault_engine.index.prefetch`)."""
+        explicit = Path(self.vault_path) if self.vault_path else None
+        prefetch = _prefetch(explicit, query) if query is not None else None
         from ..vault import Vault
 
         interactive = not self.as_json and sys.stderr.isatty()
-        vault = Vault.open(Path(self.vault_path) if self.vault_path else None, auto_sync=write,
-                           progress=ProgressBar("vectors") if interactive else None)
+        vault = Vault.open(explicit, auto_sync=write, progress=ProgressBar("vectors") if interactive else None)
+        if prefetch is not None:
+            vault.take_vector_from(prefetch)
         from ..vault.indexes import spawn_filler
 
         # A write of many memories (or a first search of an unindexed vault) returns once they are
@@ -99,6 +104,16 @@ class Settings:
                 lines.append(f"notice: {report.pending} memories are searchable by their words now; their vectors "
                              "are being computed in the background (`memvault status` shows how far)")
         return lines
+
+
+def _prefetch(explicit: Path | None, query: str) -> QueryPrefetch | None:
+    """A child embedding ``query`` for the vault the command opens (none when it does not exist yet)."""
+    from .. import location
+    from ..config import environment
+    from ..index.prefetch import QueryPrefetch
+
+    root = location.find(explicit, environment(), Path.cwd())
+    return QueryPrefetch.start(root, query) if root is not None else None
 
 
 def _merge_vault(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:

@@ -45,7 +45,7 @@ def search(settings: Settings, query: str, limit: int | None, project: str | Non
     if project and all_projects:
         raise click.UsageError("--project and --all-projects exclude each other: --project narrows the search "
                                "to one project, --all-projects widens it to every project")
-    vault = settings.open_vault()
+    vault = settings.open_vault(query=query)
     scope = search_project(project, all_projects, lambda: current_project(Path.cwd(), vault.root))
     result = vault.search(SearchQuery(query, limit=limit, project=scope, path=path, types=types, trust=trust,
                                         weak=weak, count_external=True))
