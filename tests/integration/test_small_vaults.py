@@ -93,6 +93,22 @@ def test_a_memory_that_names_what_the_query_names_clears_the_lower_floors(
     assert stranger.hits == []
 
 
+def test_a_fact_about_another_customer_does_not_answer_a_question_about_this_one(
+        vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
+    """Facts that differ by an id: "customer 2077" is answered by customer 2077's memory, and customer
+    1042's, close as the rest of its words are, is marked weak; a customer no memory names gets no hit."""
+    vault, made = vault_of(["Customer 1042 is on the Enterprise plan and pays yearly.",
+                            "Customer 2077 is on the Starter plan and pays monthly.",
+                            "We deploy the api with blue-green through GitHub Actions; never on Fridays."])
+    asked = vault.search(SearchQuery("which plan is customer 2077 on"))
+    assert asked.hits[0].id == made[1] and not asked.hits[0].weak
+    other = next(h for h in asked.hits if h.id == made[0])
+    assert other.weak and any("it names 1042 where the query names 2077" in w for w in other.why)
+    assert [h.id for h in asked.hits if not h.weak] == [made[1]]
+    unknown = vault.search(SearchQuery("which plan is customer 3333 on"))
+    assert unknown.hits == [] and "no memory has the word '3333'" in (unknown.notice or "")
+
+
 def test_the_service_behind_http_and_mcp_answers_the_same(
         vault_of: Callable[[list[str]], tuple[Vault, list[str]]]) -> None:
     vault, made = vault_of([PNPM])

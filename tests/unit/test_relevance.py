@@ -52,7 +52,8 @@ def test_the_specific_words_of_a_query_are_its_names_numbers_and_identifiers() -
     of = relevance.Specifics.of
     assert of("who is my boss") == relevance.Specifics()
     assert of("what did Caroline research?") == relevance.Specifics(names=frozenset({"carolin"}))
-    assert of("which plan is customer 1042 on") == relevance.Specifics(codes=frozenset({"1042"}))
+    assert of("which plan is customer 1042 on") == relevance.Specifics(
+        codes=frozenset({"1042"}), numbers=frozenset({"1042"}), kinds=frozenset({"custom"}))
     assert of("how many reviewers does a PR need").words == frozenset()  # an abbreviation may be spelled out
     assert of("which AWS region").codes == {"aw"}  # one English does not list is an identifier (as stemmed)
     assert of("should I use pnpm").codes == {"pnpm"}
@@ -66,6 +67,39 @@ def test_a_memory_carries_every_identifier_and_one_of_the_names() -> None:
     assert asked.carried_by({"maria", "1042", "spain"})
     assert not asked.carried_by({"maria", "2077"}) and not asked.carried_by({"1042", "spain"})
     assert relevance.Specifics().carried_by(set())  # a query with none: every memory carries them
+
+
+def test_the_words_a_code_follows_name_its_kind() -> None:
+    of = relevance.Specifics.of
+    assert of("how do we run the tests for PR 311").kinds == {"pr"}
+    assert of("which rooms are on floor 5 2 and 3").kinds == {"floor"}  # a number after a number adds no kind
+    assert of("is the 2077 account paid").kinds == frozenset()  # a function word before it names no kind
+    assert of("should I use pnpm").kinds == frozenset()  # a word English does not list is a name, not a number
+    # A day or a year next to a month's name writes a date: no number of a kind.
+    assert of("What setback did Melanie face in October 2023?").kinds == frozenset()
+    assert of("What dish did Nate make on 9 November, 2022?").numbers == frozenset()
+    assert of("Where was John between August 11 and August 15 2023?").numbers == frozenset()
+    assert of("what happened to order 1042 on May 23, 2023").numbers == {"1042"}
+    assert of("What state did Joanna visit in summer 2021?").numbers == frozenset()
+
+
+def test_a_memory_naming_another_thing_of_the_kind_by_its_own_code_is_another_instance() -> None:
+    asked = relevance.Specifics.of("which plan is customer 2077 on")
+    other = "Customer 1042 is on the Enterprise plan and pays yearly"
+    assert asked.other_instance({"custom", "1042", "plan"}, other) == ("1042",)
+    # It carries the query's code too, or no word the code follows, or no code of its own: not another one.
+    assert asked.other_instance({"custom", "2077", "1042"}, "Customer 2077 took over customer 1042's seats") == ()
+    assert asked.other_instance({"plan", "1042"}, "Invoice 1042 pays for the Enterprise plan") == ()
+    assert asked.other_instance({"custom", "plan"}, "Customers on the Starter plan pay monthly") == ()
+    pr = relevance.Specifics.of("how do we run the tests for PR 311")
+    assert pr.other_instance({"pr", "298", "test"}, "PR 298 was merged once its tests passed") == ("298",)
+    assert pr.other_instance({"test", "run"}, "Run the tests with pytest -x") == ()  # general, not another PR
+    assert relevance.Specifics.of("who is my boss").other_instance({"boss"}, "Boss 1 and boss 2") == ()
+    # A turn of a chat log dated on the day the question names carries its number: not another one.
+    october = relevance.Specifics.of("What setback did Melanie face in October 2023?")
+    assert october.other_instance({"octob", "2023", "melani"}, "[6:55 pm on 20 October, 2023] Melanie: ...") == ()
+    assert relevance.Specifics.of("What activities does Melanie partake in?").other_instance(
+        {"melani"}, "Melanie: I signed up for a pottery class at 1:36 pm on 3 May 2023") == ()
 
 
 def test_evidence_adds_the_best_cosine_to_the_coverage_and_explains_itself() -> None:

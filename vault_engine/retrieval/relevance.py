@@ -46,7 +46,7 @@ leave-one-out over three suites: the development conversations of LoCoMo with fo
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -114,22 +114,40 @@ class Specifics:
 
     codes: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()
+    numbers: frozenset[str] = frozenset()  # the codes written with a digit: "2077", "e1102"
+    kinds: frozenset[str] = frozenset()  # the words a number follows: "customer" of "customer 2077"
 
     @classmethod
     def of(cls, query: str) -> Specifics:
         codes: set[str] = set()
         names: set[str] = set()
-        for n, (token, stems) in enumerate(_words(query)):
+        numbers: set[str] = set()
+        kinds: set[str] = set()
+        words = _words(query)
+        dated = _date_parts([token for token, _stems in words])
+        previous: tuple[str, ...] = ()  # the stems of the word before, when it is a content word and no code
+        for n, (token, stems) in enumerate(words):
             if token.casefold() in STOPWORDS:
+                previous = ()
                 continue
             unlisted = rarity.rank(token, stems[0] if stems else None) == rarity.unknown_rank()
-            if any(c.isdigit() for c in token) or (unlisted and not rarity.abbreviates(token)):
+            if any(c.isdigit() for c in token):
                 codes.update(stems)
-            elif n > 0 and token[:1].isupper() and not token.isupper():
+                if n not in dated:  # a day or a year names a time, not one of a kind of things
+                    numbers.update(stems)
+                    kinds.update(previous)
+                previous = ()
+                continue
+            if unlisted and not rarity.abbreviates(token):
+                codes.update(stems)
+                previous = ()
+                continue
+            if n > 0 and token[:1].isupper() and not token.isupper():
                 # An abbreviation English lists (PR, UI, API) may be spelled out: a capital makes a
                 # word a name only when a small letter follows it.
                 names.update(stems)
-        return cls(frozenset(codes), frozenset(names - codes))
+            previous = stems
+        return cls(frozenset(codes), frozenset(names - codes), frozenset(numbers), frozenset(kinds - codes))
 
     @property
     def words(self) -> frozenset[str]:
@@ -138,6 +156,44 @@ class Specifics:
     def carried_by(self, terms: Collection[str]) -> bool:
         """Whether a memory carrying the stemmed ``terms`` carries the query's specific words."""
         return self.codes <= set(terms) and (not self.names or bool(self.names & set(terms)))
+
+    def other_instance(self, terms: Collection[str], text: str) -> tuple[str, ...]:
+        """The numbers by which a memory (carrying the stemmed ``terms``, reading ``text``) names another
+        thing of the kind the query names by its number: "Customer 1042 is on the Enterprise plan" of
+        "which plan is customer 2077 on" gives ("1042",).  Empty when it carries the query's numbers,
+        not the word they follow, or no number of its own (a rule for every customer is no other
+        customer).  Only numbers (words with a digit) name things so: a word English does not list
+        ("pnpm", a typo) is a name to carry, not one of a kind."""
+        if not self.kinds or self.numbers <= set(terms) or not self.kinds & set(terms):
+            return ()
+        own = [token for token, stems in _words(text) if token.casefold() not in STOPWORDS
+               and any(c.isdigit() for c in token) and not set(stems) & self.numbers]
+        return tuple(dict.fromkeys(own))
+
+    def unlike(self, others: Sequence[str]) -> str:
+        """What a hit's reason adds when it names another thing by ``others`` (see :meth:`other_instance`)."""
+        if not others:
+            return ""
+        return f"; still weak: it names {', '.join(others)} where the query names {', '.join(sorted(self.numbers))}"
+
+
+CALENDAR = frozenset(("january february march april may june july august september october november december "
+                      "jan feb mar apr jun jul aug sep sept oct nov dec spring summer autumn fall winter "
+                      "monday tuesday wednesday thursday friday saturday sunday").split())
+
+
+def _date_parts(tokens: Sequence[str]) -> set[int]:
+    """The positions of the numbers that write a date with the name of a month, a season or a day
+    ("25 February, 2022", "May 23, 2023", "summer 2021"): next to the name, or next to a number that is."""
+    dated: set[int] = set()
+    months = [n for n, token in enumerate(tokens) if token.casefold() in CALENDAR]
+    for month in months:
+        for step in (-1, 1):
+            at = month + step
+            while 0 <= at < len(tokens) and any(c.isdigit() for c in tokens[at]):
+                dated.add(at)
+                at += step
+    return dated
 
 
 def surface_words(query: str) -> dict[str, str]:

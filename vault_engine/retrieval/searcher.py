@@ -75,6 +75,16 @@ def vectors_building(pending: int, indexed: int) -> str:
             "until `memvault sync`, `watch`, `serve` or `mcp` has embedded them)")
 
 
+def _explain(hit: Hit, reason: str, unread: bool) -> None:
+    """Add a hit's relevance verdict to its reasons: after the lanes, fusion and boosts; before what
+    joined or folded the hit."""
+    if unread:
+        reason += " (the model does not read the query's script: its meaning is not counted)"
+    at = next((n + 1 for n in range(len(hit.why) - 1, -1, -1)
+               if hit.why[n].startswith(("boosts:", "re-ranked:"))), len(hit.why))
+    hit.why.insert(at, reason)
+
+
 def _meaning(found: lanes.Lanes) -> dict[str, float]:
     """Each candidate's closest cosine with the vector query, over the vector lanes (not the
     feedback lane's: that one is with the moved query)."""
@@ -371,15 +381,13 @@ class Searcher:
             cosines = {} if unread else hit.similarity
             hit.evidence = relevance.evidence(cosines, coverage)
             meaning = max(cosines.values(), default=0.0)
-            hit.weak = not floors.cleared(hit.evidence, meaning, names_carried)
-            best.add(hit.evidence, meaning, names_carried)
+            # "customer 2077" is not answered by customer 1042, however close the rest of its words.
+            others = specific.other_instance(carried, " ".join((hit.title, hit.summary, hit.trigger)))
+            hit.weak = bool(others) or not floors.cleared(hit.evidence, meaning, names_carried)
+            if not others:
+                best.add(hit.evidence, meaning, names_carried)
             reason = relevance.describe(hit.evidence, meaning, coverage, floors, names_carried)
-            if unread:
-                reason += " (the model does not read the query's script: its meaning is not counted)"
-            # After the lanes, fusion and boosts; before what joined or folded the hit.
-            at = next((n + 1 for n in range(len(hit.why) - 1, -1, -1)
-                       if hit.why[n].startswith(("boosts:", "re-ranked:"))), len(hit.why))
-            hit.why.insert(at, reason)
+            _explain(hit, reason + specific.unlike(others), unread)
         return best
 
     def _read_request(self, request: SearchQuery) -> tuple[Filter, int]:
@@ -401,8 +409,8 @@ class Searcher:
         vocabulary = self._vocabulary_store() if s.weight_expansion > 0 else None
         embedder = self._kept if keep_vector else self.embedder
         sources = lanes.Sources(self.fulltext, self.vectors, embedder, vocabulary, self._tags_many_carry)
-        rarity.prepare()  # the ranking needs it; read while a child may be embedding the query
-        if getattr(embedder, "loads_no_model", False):  # nothing of the model's to share memory with
+        rarity.prepare()  # the ranking needs them: read while a child may embed the query (no model here)
+        if getattr(embedder, "loads_no_model", False):
             self._mask(flt)
         found = lanes.read(query, flt, depth, s, sources, lambda: self._mask(flt)[1])
         rankings = lanes.keep_admitted(found, self._cols(), self._mask(flt)[0])
