@@ -51,6 +51,7 @@ def context(settings: Settings, task_text: str | None, task: str | None, path: s
         raise click.UsageError("Missing the task: memvault context TASK (or --task TASK)",
                                ctx=click.get_current_context())
 
+    vault = settings.open_vault(query=task)
     key = project
     if key is None:
         from ..context.project import identify
@@ -58,7 +59,7 @@ def context(settings: Settings, task_text: str | None, task: str | None, path: s
         key = identify(Path.cwd()).key
     request = TaskRequest(task, path=path, operation=operation, phase=phase, kind=kind, project=key, budget=budget,
                           overview=overview, sender=sender)
-    manifest = build(settings.open_vault(), request, record=not no_record)
+    manifest = build(vault, request, record=not no_record)
     as_json = settings.as_json or fmt == "json"
     text = as_json_text(manifest) + "\n" if as_json else manifest.markdown
     if out:
