@@ -114,6 +114,8 @@ def test_the_embedder_takes_the_prefetched_text_once_and_embeds_everything_else_
 
 
 def test_no_child_is_forked_from_a_process_running_threads_or_for_an_empty_text() -> None:
+    """A thread of the interpreter's, or of a library's own (the kernel lists both): a forked child
+    would have none of them, and could wait forever on a lock one of them held."""
     out = run("""
         import threading
         out["empty"] = QueryPrefetch.start(Path("."), "   ", compute) is None
@@ -123,10 +125,8 @@ def test_no_child_is_forked_from_a_process_running_threads_or_for_an_empty_text(
         out["threaded"] = QueryPrefetch.start(Path("."), "deploy", compute) is None
         stop.set()
         worker.join()
-        alone = QueryPrefetch.start(Path("."), "deploy", compute)
-        out["alone"] = alone is not None and alone.take("deploy", fake.name) is not None
     """)
-    assert out == {"empty": True, "threaded": True, "alone": True}
+    assert out == {"empty": True, "threaded": True}  # alone, it forks: the cases above
 
 
 def test_a_child_still_running_does_not_hold_the_output_an_agent_reads() -> None:

@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import notices
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -71,7 +73,7 @@ class QueryPrefetch:
                 os.close(read_fd)
                 _quiet()
                 name, vector = (compute or vault_vector)(root, text)
-                _send(write_fd, name, vector)
+                _send(write_fd, name, vector, notices.take())
                 code = 0
             except BaseException:  # the parent embeds the text itself
                 pass
@@ -97,10 +99,13 @@ class QueryPrefetch:
         if data is None or not data.startswith(_MAGIC):
             return None
         try:
-            sent_name, dim, raw = data[len(_MAGIC):].split(b"\n", 2)
-            size = int(dim)
+            sent_name, dim, said, rest = data[len(_MAGIC):].split(b"\n", 3)
+            lines = rest.split(b"\n", int(said))
+            size, raw = int(dim), lines.pop()
         except ValueError:
             return None
+        for line in lines:  # what the child's caches said (a graph derived again), said by this process
+            notices.note(line.decode("utf-8", "replace"), line.decode("utf-8", "replace"))
         if sent_name.decode("utf-8", "replace") != name or size <= 0 or len(raw) != 4 * size:
             return None
         import numpy as np
@@ -206,13 +211,20 @@ def vault_vector(root: Path, text: str) -> tuple[str, npt.NDArray[np.float32]]:
 
 
 def _threaded() -> bool:
-    threading = sys.modules.get("threading")
-    return threading is not None and threading.active_count() > 1
+    """Whether this process runs another thread: one of the kernel's (a library's own pool, which the
+    interpreter does not count) where it lists them, else one of the interpreter's."""
+    try:
+        return len(os.listdir("/proc/self/task")) > 1
+    except OSError:
+        threading = sys.modules.get("threading")
+        return threading is not None and threading.active_count() > 1
 
 
-def _send(fd: int, name: str, vector: npt.NDArray[np.float32]) -> None:
-    data = _MAGIC + name.encode("utf-8") + b"\n" + str(len(vector)).encode() + b"\n"
-    data += vector.astype("<f4").tobytes()
+def _send(fd: int, name: str, vector: npt.NDArray[np.float32], said: Sequence[str]) -> None:
+    """The model's name, the vector's size, the notices (one line each), then the vector."""
+    lines = [" ".join(line.split()) for line in said]
+    data = b"\n".join(part.encode("utf-8") for part in (name, str(len(vector)), str(len(lines)), *lines))
+    data = _MAGIC + data + b"\n" + vector.astype("<f4").tobytes()
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
