@@ -25,7 +25,9 @@ a hook starts, :mod:`.warm`), the question goes to it over loopback HTTP, where
 the model and indexes are warm; this module and what it imports on that path
 load no model, index or click, and :func:`fast_path` answers before the command
 line is even loaded.  Otherwise the vault is opened in this process (and a warm
-server is started for the next hooks).  PreCompact and SessionEnd only queue the
+server is started for the next hooks); a prompt's vector is computed meanwhile by a
+child process the hook forks first (:mod:`vault_engine.index.prefetch`), so the
+model's load does not add to the hook's time.  PreCompact and SessionEnd only queue the
 capture and start a worker for it (:mod:`vault_engine.captures`); they open no vault.
 """
 
