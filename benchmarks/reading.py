@@ -18,7 +18,7 @@ from typing import Any
 
 from vault_engine import config as config_mod
 from vault_engine.config import EmbeddingSettings
-from vault_engine.index.embedder import ASSETS, DEFAULT_MODEL, Embedder
+from vault_engine.index.embedder import ASSETS, DEFAULT_MODEL, DelegatingEmbedder, Embedder
 from vault_engine.index.model_graph import graph_folder
 
 _naive: dict[str, Any] = {}  # the fastembed model, loaded once per process
@@ -50,31 +50,20 @@ class ReadCounter:
         return {"texts": len(self.texts), "tokens": self.tokens(self.texts), "memories": memories}
 
 
-class _Counted:
+class _Counted(DelegatingEmbedder):
     """An embedder that tells a :class:`ReadCounter` what it reads."""
 
     def __init__(self, inner: Embedder, counter: ReadCounter):
-        self._inner = inner
+        super().__init__(inner)
         self._counter = counter
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
 
     def embed(self, texts: Sequence[str]) -> Any:
         self._counter.texts.extend(texts)
-        return self._inner.embed(texts)
-
-    def chunks(self, text: str) -> list[str]:
-        return self._inner.chunks(text)
+        return self.inner.embed(texts)
 
     def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Sequence[tuple[int, int]]]]) -> Any:
         self._counter.texts.extend(texts)
-        return self._inner.embed_spans(texts, spans)
+        return self.inner.embed_spans(texts, spans)
 
 
 def _fastembed(graph: Path) -> Any:

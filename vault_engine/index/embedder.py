@@ -63,6 +63,34 @@ class Embedder(Protocol):
         ...
 
 
+class DelegatingEmbedder:
+    """An embedder in front of another (``inner``): every member it does not define is the inner one's.
+
+    The embedding cache's :class:`~.embedding_cache.KeptVectors` and a cold search's
+    :class:`~.prefetch.PrefetchedEmbedder` each define :meth:`embed` only."""
+
+    def __init__(self, inner: Embedder):
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self.inner.embed(texts)
+
+    def chunks(self, text: str) -> list[str]:
+        return self.inner.chunks(text)
+
+    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Sequence[tuple[int, int]]]]
+                    ) -> tuple[npt.NDArray[np.float32], list[list[npt.NDArray[np.float32] | None]]]:
+        return self.inner.embed_spans(texts, spans)
+
+
 class FastEmbedder:
     """fastembed on CPU, offline; loads the model on first use."""
 

@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import notices
+from .embedder import DelegatingEmbedder
 
 if TYPE_CHECKING:
     from .embedder import Embedder
@@ -324,7 +325,7 @@ class EmbeddingCache:
         return held
 
 
-class KeptVectors:
+class KeptVectors(DelegatingEmbedder):
     """An embedder whose vectors are read from the cache, and kept there when it did not hold them.
 
     For the texts asked again and again, such as the task a session starts with: the next
@@ -334,32 +335,18 @@ class KeptVectors:
     """
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache, max_tokens: int):
-        self.embedder, self.cache, self.max_tokens = embedder, cache, max_tokens
-
-    @property
-    def name(self) -> str:
-        return self.embedder.name
-
-    @property
-    def dim(self) -> int:
-        return self.embedder.dim
+        super().__init__(embedder)
+        self.cache, self.max_tokens = cache, max_tokens
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         read = [model_text(text, self.max_tokens) for text in texts]
         found = self.cache.get_many(self.name, self.dim, read)
         missing = {key: text for key, text in zip(read, texts, strict=True) if key not in found}
         if missing:
-            fresh = self.embedder.embed(list(missing.values()))
+            fresh = self.inner.embed(list(missing.values()))
             kept = list(zip(missing, fresh, strict=True))
             self.cache.put_many(self.name, kept)
             found.update(kept)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.ascontiguousarray(np.vstack([found[key] for key in read]), dtype=np.float32)
-
-    def chunks(self, text: str) -> list[str]:
-        return self.embedder.chunks(text)
-
-    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Sequence[tuple[int, int]]]]
-                    ) -> tuple[npt.NDArray[np.float32], list[list[npt.NDArray[np.float32] | None]]]:
-        return self.embedder.embed_spans(texts, spans)

@@ -30,9 +30,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import notices
+from .embedder import DelegatingEmbedder
 
 if TYPE_CHECKING:
     import numpy as np
@@ -146,25 +147,18 @@ class QueryPrefetch:
             pass
 
 
-class PrefetchedEmbedder:
-    """An :class:`~.embedder.Embedder` that takes one text's vector from a :class:`QueryPrefetch`
-    and leaves everything else to ``inner`` (which loads its model only when asked)."""
+class PrefetchedEmbedder(DelegatingEmbedder):
+    """An embedder that takes one text's vector from a :class:`QueryPrefetch` and leaves everything
+    else to ``inner`` (which loads its model only when asked)."""
 
     def __init__(self, inner: Embedder, prefetch: QueryPrefetch):
-        self.inner, self.prefetch = inner, prefetch
+        super().__init__(inner)
+        self.prefetch = prefetch
 
     @property
     def loads_no_model(self) -> bool:
         """Whether the next text may come from the child (then this process loads no model for it)."""
         return self.prefetch.pending
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if len(texts) == 1:
@@ -172,16 +166,6 @@ class PrefetchedEmbedder:
             if vector is not None and len(vector) == self.inner.dim:
                 return vector.reshape(1, -1)
         return self.inner.embed(texts)
-
-    def chunks(self, text: str) -> list[str]:
-        return self.inner.chunks(text)
-
-    def embed_spans(self, texts: Sequence[str], spans: Sequence[Sequence[Sequence[tuple[int, int]]]]
-                    ) -> tuple[npt.NDArray[np.float32], list[list[npt.NDArray[np.float32] | None]]]:
-        return self.inner.embed_spans(texts, spans)
-
-    def __getattr__(self, attribute: str) -> Any:  # calls, settings: the inner embedder's
-        return getattr(self.inner, attribute)
 
 
 def _quiet() -> None:
