@@ -31,7 +31,14 @@ MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "
                "September", "October", "November", "December")
 WEEKDAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
+MONTH_ABBREVIATIONS: dict[str, int] = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8,
+    "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+}
 _SEASON_FIRST_MONTH = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
+# Every word that names a month, a weekday or a season, lower-cased: a number next to one writes a date.
+CALENDAR_WORDS = frozenset({*(name.lower() for name in (*MONTH_NAMES, *WEEKDAY_NAMES)), *MONTH_ABBREVIATIONS,
+                            *_SEASON_FIRST_MONTH})
 
 
 def date_words(day: date) -> str:

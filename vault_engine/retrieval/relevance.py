@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ..format.dates import CALENDAR_WORDS
 from ..format.text import STOPWORDS
 from . import rarity, rerank
 
@@ -177,16 +178,11 @@ class Specifics:
         return f"; still weak: it names {', '.join(others)} where the query names {', '.join(sorted(self.numbers))}"
 
 
-CALENDAR = frozenset(("january february march april may june july august september october november december "
-                      "jan feb mar apr jun jul aug sep sept oct nov dec spring summer autumn fall winter "
-                      "monday tuesday wednesday thursday friday saturday sunday").split())
-
-
 def _date_parts(tokens: Sequence[str]) -> set[int]:
     """The positions of the numbers that write a date with the name of a month, a season or a day
     ("25 February, 2022", "May 23, 2023", "summer 2021"): next to the name, or next to a number that is."""
     dated: set[int] = set()
-    months = [n for n, token in enumerate(tokens) if token.casefold() in CALENDAR]
+    months = [n for n, token in enumerate(tokens) if token.casefold() in CALENDAR_WORDS]
     for month in months:
         for step in (-1, 1):
             at = month + step

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 
 from ..format.dates import (
+    MONTH_ABBREVIATIONS,
     MONTH_NAMES,
     WEEKDAY_NAMES,
     TimeSpan,
@@ -32,11 +33,7 @@ from ..format.dates import (
 from ..patterns import lazy_pattern
 
 _MONTHS: dict[str, int] = {name.lower(): number for number, name in enumerate(MONTH_NAMES, 1)}
-_MONTH_ABBREVIATIONS: dict[str, int] = {
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8,
-    "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
-}
-_MONTH_NUMBER = {**_MONTHS, **_MONTH_ABBREVIATIONS}
+_MONTH_NUMBER = {**_MONTHS, **MONTH_ABBREVIATIONS}
 _WEEKDAYS: dict[str, int] = {name.lower(): number for number, name in enumerate(WEEKDAY_NAMES)}
 # Month words that are also ordinary words or names: alone (no day, year or qualifier) they count
 # as months only when capitalised in the middle of a sentence ("What did we do May?" but not
@@ -267,7 +264,7 @@ def _month(match: re.Match[str], today: date) -> _Hit | None:
         year = int(match["year"])
     else:
         if not (pre or rel or part):
-            if lowered in _MONTH_ABBREVIATIONS:
+            if lowered in MONTH_ABBREVIATIONS:
                 return None
             if lowered in _AMBIGUOUS_MONTHS and (word.islower() or _starts_sentence(match.string, match.start())):
                 return None
