@@ -73,3 +73,55 @@ def test_a_snippet_keeps_the_punctuation_and_brackets_that_close_its_sentence(tm
                  _doc("m-b", "\"Retry budget\": three tries per request.", "Retries.")], [])
     assert [h.snippet for h in index.search("problem json errors", 5)] == ["Errors use problem+json (RFC 7807)."]
     assert [h.snippet for h in index.search("retry budget", 5)] == ['"Retry budget": three tries per request.']
+
+
+class _CountingSearcher:
+    """A Tantivy searcher that counts the stored documents read through it."""
+
+    def __init__(self, searcher: object, reads: list[int]):
+        self._searcher = searcher
+        self._reads = reads
+
+    def doc(self, address: object) -> object:
+        self._reads.append(1)
+        return self._searcher.doc(address)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._searcher, name)
+
+
+class _CountingIndex:
+    def __init__(self, index: object, reads: list[int]):
+        self._index = index
+        self._reads = reads
+
+    def searcher(self) -> _CountingSearcher:
+        return _CountingSearcher(self._index.searcher(), self._reads)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._index, name)
+
+
+def test_hit_ids_are_read_from_their_keys_once_learned_and_stay_right_after_rewrites(tmp_path: Path) -> None:
+    folder = tmp_path / "ft"
+    writer = FullTextIndex(folder)
+    writer.apply([_doc(f"m-{n}", f"Shared topic {n}", f"shared words, number {n}") for n in range(8)], [])
+    reader = FullTextIndex(folder)
+    reads: list[int] = []
+    reader.index = _CountingIndex(reader.index, reads)
+    ids = [f"m-{n}" for n in range(8)]
+    assert reader.carriers(["share"], ids, ["body"]) == {"share": set(ids)}
+    assert len(reads) == 8  # each id read from its document once ...
+    assert reader.carriers(["share", "number"], ids, ["body"]) == {"share": set(ids), "number": set(ids)}
+    assert len(reads) == 8  # ... then from the key columns alone
+    # Rewrites, deletes and new documents over many commits (Tantivy merges segments and
+    # renumbers documents): every id still reads right, with what the documents say.
+    for round_ in range(12):
+        writer.apply([_doc(f"m-{round_ % 8}", f"Rewritten {round_}", f"shared words again {round_}"),
+                      _doc(f"m-new-{round_}", "New", "shared words too")], [f"m-new-{round_ - 1}"] if round_ else [])
+    writer.apply([], ["m-3"])
+    reader.index.reload()
+    expected = {hit.id for hit in FullTextIndex(folder).search("shared", 50)}
+    assert expected == {*ids, "m-new-11"} - {"m-3"}
+    assert {hit.id for hit in reader.search("shared", 50, snippet_count=0)} == expected
+    assert reader.carriers(["share"], sorted(expected), ["body"]) == {"share": expected}

@@ -11,6 +11,7 @@ rebuilds it from the files.  tantivy is imported only when an index is opened.
 from __future__ import annotations
 
 import gc
+import hashlib
 import re
 import shutil
 import time
@@ -24,10 +25,11 @@ from ..format.text import STOPWORDS, clip, whole_fragment
 from ..patterns import lazy_pattern
 from . import segment
 
-SCHEMA_VERSION = "memvault-fulltext-3"  # 3: bigrams of the scripts written without spaces
+SCHEMA_VERSION = "memvault-fulltext-4"  # 3: bigrams of the scripts written without spaces; 4: the id's key
 TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags", "context", "when")
 UNSTORED = ("body", "context", "when")
 RAW_FIELDS = ("id", "type", "scope", "project", "trust", "lifecycle", "tier", "status", "hash", "path")
+KEY_FIELDS = ("key_high", "key_low")  # fast columns: each document's id as numbers (:func:`id_key`)
 BOOSTS = {"title": 2.0, "summary": 1.5, "trigger": 1.2, "tags": 1.5, "body": 1.0, "context": 0.3, "when": 1.0}
 _TERM = lazy_pattern(r"\w+", re.UNICODE)
 WRITER_HEAP = 64 * 1024 * 1024
@@ -48,7 +50,19 @@ def _schema() -> Any:
         builder.add_text_field(name, stored=name not in UNSTORED, tokenizer_name="en_stem")
     for name in RAW_FIELDS:
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
+    for name in KEY_FIELDS:
+        builder.add_unsigned_field(name, stored=False, indexed=False, fast=True)
     return builder.build()
+
+
+def id_key(memory_id: str) -> tuple[int, int]:
+    """A memory id as the two numbers the index keeps beside it: its 128-bit BLAKE2b digest.
+
+    A hit's id is then read from two fast columns, not from its stored document: a few
+    microseconds for a search's hundred hits, where reading the documents took half a
+    millisecond.  128 bits make two ids with one key as unlikely as two memories given one id."""
+    digest = hashlib.blake2b(memory_id.encode("utf-8"), digest_size=16).digest()
+    return int.from_bytes(digest[:8], "big"), int.from_bytes(digest[8:], "big")
 
 
 def query_terms(text: str) -> str:
@@ -73,6 +87,7 @@ class FullTextIndex:
         folder.mkdir(parents=True, exist_ok=True)
         try:
             self.index = tantivy.Index(_schema(), path=str(folder), reuse=True)
+            self._names = _Names()
         except (ValueError, OSError) as exc:
             raise IndexStale(f"full-text index cannot be opened ({exc}); it will be rebuilt", path=folder) from None
         if not version.exists():
@@ -121,6 +136,8 @@ class FullTextIndex:
                         continue
                     for item in value if isinstance(value, (list, tuple)) else [value]:
                         doc.add_text(name, segment.indexed(str(item)) if name in TEXT_FIELDS else str(item))
+                for name, number in zip(KEY_FIELDS, id_key(str(fields["id"])), strict=True):
+                    doc.add_unsigned(name, number)
                 writer.add_document(doc)
             writer.commit()
         finally:
@@ -154,18 +171,12 @@ class FullTextIndex:
         among = tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, "id", i))
                                              for i in ids])
         out: dict[str, set[str]] = {}
-        named: dict[tuple[int, int], str] = {}  # a document's id by its address in this searcher (read once)
         for term in terms:
             anywhere = tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, f, term))
                                                     for f in fields])
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, anywhere), (tantivy.Occur.Must, among)])
-            found = searcher.search(query, limit=max(1, len(ids)))
-            carried = out[term] = set()
-            for _score, address in found.hits:
-                key = (address.segment_ord, address.doc)
-                if key not in named:
-                    named[key] = str(searcher.doc(address).get_first("id"))
-                carried.add(named[key])
+            found = searcher.search(query, limit=max(1, len(ids)), count=False)
+            out[term] = set(self._names.ids(searcher, [address for _score, address in found.hits]))
         return out
 
     def frequencies(self, terms: Iterable[str], fields: Sequence[str]) -> tuple[int, dict[str, int]]:
@@ -214,14 +225,37 @@ class FullTextIndex:
             clauses.append((tantivy.Occur.MustNot, tantivy.Query.term_query(schema, field, value)))
         query = tantivy.Query.boolean_query(clauses)
         searcher = self.index.searcher()
-        result = searcher.search(query, limit=limit)
+        result = searcher.search(query, limit=limit, count=False)
         snippets = _Snippets(tantivy, searcher, parsed, schema)
-        hits = []
-        for rank, (score, address) in enumerate(result.hits):
-            doc = searcher.doc(address)
-            snippet = snippets.of(doc) if rank < snippet_count else ""
-            hits.append(TextHit(str(doc.get_first("id")), float(score), snippet))
-        return hits
+        ids = self._names.ids(searcher, [address for _score, address in result.hits])
+        return [TextHit(memory_id, float(score), snippets.of(searcher.doc(address)) if rank < snippet_count else "")
+                for rank, (memory_id, (score, address)) in enumerate(zip(ids, result.hits, strict=True))]
+
+
+class _Names:
+    """Hits' memory ids by their keys (:func:`id_key`), each learned from its document once.
+
+    A key is derived from its id, so what is learned holds for every later searcher, whatever
+    was written, deleted or merged since."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[int, int], str] = {}
+
+    def ids(self, searcher: Any, addresses: Sequence[Any]) -> list[str]:
+        """The memory id of each document at ``addresses``, in order."""
+        if not addresses:
+            return []
+        found = list(addresses)
+        high, low = (searcher.fast_field_values(name, found) for name in KEY_FIELDS)
+        out = []
+        for key, address in zip(zip(high, low, strict=True), found, strict=True):
+            known = self._by_key.get(key)
+            if known is None:
+                known = str(searcher.doc(address).get_first("id"))
+                if id_key(known) == key:  # a document without its key (None) is read every time
+                    self._by_key[key] = known
+            out.append(known)
+        return out
 
 
 SNIPPET_CHARS = 160
