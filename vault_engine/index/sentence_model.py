@@ -63,6 +63,9 @@ class SentenceModel:
         if threads is not None:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = threads
+        # The pool's threads spin while a run hands out work, then sleep once it returns: a search's
+        # next steps (the vectors' product on a helper thread, :mod:`.matvec`) get the cores back.
+        options.add_session_config_entry("session.force_spinning_stop", "1")
         self.graph = graph
         self.session = ort.InferenceSession(str(graph), sess_options=options, providers=["CPUExecutionProvider"])
         self.inputs = {node.name for node in self.session.get_inputs()}

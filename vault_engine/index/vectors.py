@@ -7,8 +7,8 @@ A memory whose text changed is first *queued* (the ``pending`` table: the
 texts to embed and their fingerprint) and its old vectors dropped; the fill
 (:mod:`.filling`) embeds the queue and settles each memory's rows and its
 queue entry in one transaction.  Search loads every row once into one contiguous float32 matrix and scores a
-query with a single matrix-vector product; a memory's score in a lane is
-its best chunk.
+query with a single matrix-vector product (:mod:`.matvec`: in two halves side by side for a large
+vault); a memory's score in a lane is its best chunk.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import IndexStale
+from . import matvec
 from .guard import ModelIndexDb, stale_on_error
 
 SCHEMA_VERSION = "2"
@@ -269,7 +270,7 @@ class VectorStore(ModelIndexDb):
         out: dict[str, list[tuple[str, float]]] = {lane: [] for lane in LANES}
         if not len(matrix):
             return out
-        scores = matrix @ np.asarray(query, dtype=np.float32)
+        scores = matvec.scores(matrix, np.asarray(query, dtype=np.float32))
         if allowed is not None:
             scores[~allowed[self._row_id]] = -np.inf
         for number, lane in enumerate(LANES):
