@@ -1,9 +1,15 @@
 """Benchmark the servers: `memvault serve` (HTTP) and `memvault mcp` (MCP on stdio) against a cold CLI.
 
-For each server, a real subprocess on a copy of the vault: time from start to
-the first answer, to the first search (the model and indexes loading), then
---calls warm calls of search, read (depth 1) and context (not recorded), with
-p50/p90, up to 10 status calls (the plugin's status bar), and the server's
+For each server, a real subprocess on a copy of the vault, without its watcher
+(--watch to run it: its scheduled `maintain` then writes overviews into the copy
+in the first seconds, so the searches would meet another vault than the one the
+quality figures are measured on): time from start to the first answer, to the
+first search (the model and indexes loading), then --warm-up unrecorded
+searches (a server that has answered for a while: the model has met queries of
+every length; they are asked from the end of the query list, the recorded ones
+from its start, so the two differ when the list is long enough),
+then --calls warm calls of search, read (depth 1) and context (not recorded),
+with p50/p90, up to 10 status calls (the plugin's status bar), and the server's
 peak RSS (VmHWM). Last, the same search as a cold `memvault search --json`
 process, --cold-runs times, for the ratio a warm server saves per call.
 
@@ -69,10 +75,15 @@ def timed(calls: int, work: Callable[[int], Any]) -> list[float]:
     return seconds
 
 
-def bench_http(root: Path, calls: int) -> None:
+def warm_up_queries(count: int) -> list[str]:
+    """The unrecorded searches' queries: from the end of the list (the recorded ones start at its head)."""
+    return [QUERIES[len(QUERIES) - 1 - n % len(QUERIES)] for n in range(count)]
+
+
+def bench_http(root: Path, calls: int, warm_up: int, watch: bool) -> None:
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "vault_engine", "serve", "--vault", str(root), "--port", "0",
-                             "--no-watch"], stderr=subprocess.PIPE, text=True)
+                             *([] if watch else ["--no-watch"])], stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
         proc.stderr.readline()
@@ -98,6 +109,8 @@ def bench_http(root: Path, calls: int) -> None:
                 break
             found = call("POST", "/v1/search", {"query": query})
         memory_id = found["hits"][0]["id"]
+        for query in warm_up_queries(warm_up):
+            call("POST", "/v1/search", {"query": query})
         line("serve: search", "", percentiles(timed(calls, lambda n: call(
             "POST", "/v1/search", {"query": QUERIES[n % len(QUERIES)]}))))
         line("serve: read depth 1", "", percentiles(timed(calls, lambda n: call(
@@ -111,13 +124,14 @@ def bench_http(root: Path, calls: int) -> None:
         proc.communicate(timeout=60)
 
 
-async def _bench_mcp(root: Path, calls: int) -> None:
+async def _bench_mcp(root: Path, calls: int, warm_up: int, watch: bool) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     started = time.perf_counter()
     params = StdioServerParameters(command=sys.executable, args=["-m", "vault_engine", "mcp", "--vault", str(root),
-                                                                 "--no-watch"], env=dict(os.environ))
+                                                                 *([] if watch else ["--no-watch"])],
+                                   env=dict(os.environ))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         line("mcp: start to initialized", f"{time.perf_counter() - started:.2f} s")
@@ -126,6 +140,8 @@ async def _bench_mcp(root: Path, calls: int) -> None:
         if result.is_error:
             raise RuntimeError(f"memory_search failed: {result.content}")
         line("mcp: first memory_search", f"{time.perf_counter() - first:.2f} s", "model and indexes warm up")
+        for query in warm_up_queries(warm_up):
+            await session.call_tool("memory_search", {"query": query})
         seconds = []
         for n in range(calls):
             begun = time.perf_counter()
@@ -152,6 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--vault", type=Path, help="A vault to copy and serve (default: the example vault).")
     parser.add_argument("--calls", type=int, default=50, help="Warm calls per operation (default 50).")
     parser.add_argument("--cold-runs", type=int, default=5, help="Cold CLI searches (default 5).")
+    parser.add_argument("--warm-up", type=int, default=50,
+                        help="Unrecorded searches before the recorded ones (default 50).")
+    parser.add_argument("--watch", action="store_true", help="Run the servers with their watcher.")
     parser.add_argument("--query", action="append", default=[],
                         help="A query to ask instead of the example vault's (repeatable; one must find a hit).")
     parser.add_argument("--queries-from-locomo", action="store_true",
@@ -165,8 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.query += [question for _category, question, _gold in questions(sample)]
     if args.query:
         QUERIES = tuple(args.query)
-    if args.calls < 1 or args.cold_runs < 1:
-        parser.error("--calls and --cold-runs must be at least 1")
+    if args.calls < 1 or args.cold_runs < 1 or args.warm_up < 0:
+        parser.error("--calls and --cold-runs must be at least 1, --warm-up at least 0")
     with tempfile.TemporaryDirectory(prefix="memvault-bench-servers-") as temp:
         base = Path(temp)
         if args.vault is not None:
@@ -178,8 +197,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             root = example_vault(base)
         count = sum(1 for _ in root.rglob("*.md"))
         line("vault", f"{count:,} files", str(args.vault or "the example vault"))
-        bench_http(root, args.calls)
-        asyncio.run(_bench_mcp(root, args.calls))
+        overlap = "" if len(QUERIES) >= args.calls + args.warm_up else " (the queries repeat: the list is short)"
+        line("warm-up", f"{args.warm_up} searches", f"{len(QUERIES)} queries; watcher "
+             f"{'on' if args.watch else 'off'}{overlap}")
+        bench_http(root, args.calls, args.warm_up, args.watch)
+        asyncio.run(_bench_mcp(root, args.calls, args.warm_up, args.watch))
         bench_cli(root, args.cold_runs)
     return 0
 
