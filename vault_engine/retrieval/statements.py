@@ -75,6 +75,14 @@ class Statement:
 
 def _kind(folded: str, raw: str, quoted: bool, leading: bool) -> str:
     """What a token is (see the kinds above): ``folded`` is ``raw`` case folded."""
+    if folded.isalpha():  # most tokens: letters only, so no quantity, reference or identifier (the same kinds, sooner)
+        if folded in _NUMBER_WORDS:
+            return NUMBER_KIND
+        if quoted:
+            return QUOTED
+        if raw[:1].isupper() and folded not in STOPWORDS:
+            return LEADING if leading else NAME
+        return WORD
     if folded in _NUMBER_WORDS or _QUANTITY.fullmatch(folded):
         return NUMBER_KIND
     if "/" in folded or "@" in folded:
@@ -113,14 +121,19 @@ def statement_of(text: str) -> Statement:
     previous_end: int | None = None
     starts: list[int] = []
     for match in _TOKEN.finditer(flat):
-        starts.append(match.start())
-        folded = match.group(0).casefold()
-        leading = previous_end is None or _SENTENCE_GAP.search(flat, previous_end, match.start()) is not None
-        inside = any(start < match.start() and match.end() < end for start, end in quoted)
+        begin, end = match.span()
+        starts.append(begin)
+        written = match.group(0)
+        folded = written.casefold()
+        # A single space between two tokens is no sentence gap (the common case, without a search).
+        leading = previous_end is None or (
+            (begin - previous_end != 1 or flat[previous_end] != " ")
+            and _SENTENCE_GAP.search(flat, previous_end, begin) is not None)
+        inside = bool(quoted) and any(start < begin and end < stop for start, stop in quoted)
         tokens.append(folded)
-        raw.append(match.group(0))
-        kinds.append(_kind(folded, match.group(0), inside, leading))
-        previous_end = match.end()
+        raw.append(written)
+        kinds.append(_kind(folded, written, inside, leading))
+        previous_end = end
     values = frozenset(_canonical(t, k) for t, k in zip(tokens, kinds, strict=True) if k in _VALUE_KINDS)
     names = frozenset(s for t, k in zip(tokens, kinds, strict=True) if k in (NAME, LEADING) for s in _stems(t))
     words = frozenset(s for t, k in zip(tokens, kinds, strict=True)
@@ -207,11 +220,11 @@ def prefix_tokens(statement: Statement, rarity: dict[str, int]) -> list[tuple[st
     only in values (see :func:`differing_values`): a text agreeing with it on two in three of
     its words shares one of these (prefix filtering, in the order ``rarity`` gives)."""
     seen: dict[str, int] = {}
-    items = []
+    ranked = []  # (rarity, token, occurrence): sorted as the items by (rarity, item), with no key function
     for token in statement.tokens:
-        seen[token] = seen.get(token, 0) + 1
-        items.append((token, seen[token]))
-    items.sort(key=lambda item: (rarity.get(item[0], 0), item))
+        seen[token] = occurrence = seen.get(token, 0) + 1
+        ranked.append((rarity.get(token, 0), token, occurrence))
+    ranked.sort()
     part, whole = SHARED_IN_ORDER
-    needed = -(-len(items) * part // whole)  # at least this many shared
-    return items[: len(items) - needed + 1]
+    needed = -(-len(ranked) * part // whole)  # at least this many shared
+    return [(token, occurrence) for _rarity, token, occurrence in ranked[: len(ranked) - needed + 1]]
