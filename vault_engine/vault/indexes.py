@@ -335,22 +335,26 @@ def search(vault: Vault, request: SearchQuery) -> SearchResult:
     unreadable, and indexes what changed since the last sync (:func:`bring_current`)."""
 
     notice = bring_current(vault)
-    if not (vault.root / store.STATE_DIR / "catalog.sqlite").exists():
-        report = sync_soon(vault)
-        notice = report.notice or f"notice: built the search indexes ({report.plan.summary()})"
-    elif _unbuilt(vault):  # being built, or left empty by a rebuild cut short (a full disk, no model, Ctrl-C)
-        if vault.index_lock.held():  # being built right now: a reader never waits for it
-            notice = ("notice: the search indexes are being built by another memvault process; "
-                      "results may be incomplete until it is done")
-        else:  # the files decide
+    kept = vault.kept_searcher
+    ready = kept if kept is not None and kept.indexed and kept.is_current() else None
+    # A long-lived process whose indexes are built and unchanged skips the checks: they would all pass.
+    if ready is None:
+        if not (vault.root / store.STATE_DIR / "catalog.sqlite").exists():
             report = sync_soon(vault)
-            if not report.plan.empty:
-                built = f"notice: the search indexes were empty; built them ({report.plan.summary()})"
-                notice = report.notice or built
+            notice = report.notice or f"notice: built the search indexes ({report.plan.summary()})"
+        elif _unbuilt(vault):  # being built, or left empty by a rebuild cut short (a full disk, no model, Ctrl-C)
+            if vault.index_lock.held():  # being built right now: a reader never waits for it
+                notice = ("notice: the search indexes are being built by another memvault process; "
+                          "results may be incomplete until it is done")
+            else:  # the files decide
+                report = sync_soon(vault)
+                if not report.plan.empty:
+                    built = f"notice: the search indexes were empty; built them ({report.plan.summary()})"
+                    notice = report.notice or built
     for attempt in (1, 2, 3):
         problem = None
         try:
-            result = _search_once(vault, request)
+            result = _search_once(vault, request, ready if attempt == 1 else None)
         except IndexStale as exc:
             if attempt == 3:
                 raise
@@ -402,8 +406,9 @@ def searcher(vault: Vault) -> Searcher:
     return searcher
 
 
-def _search_once(vault: Vault, request: SearchQuery) -> SearchResult:
-    searcher = vault.searcher()
+def _search_once(vault: Vault, request: SearchQuery, ready: Searcher | None = None) -> SearchResult:
+    """One search with ``ready`` (a kept searcher known current) or the vault's searcher."""
+    searcher = ready if ready is not None else vault.searcher()
     try:
         return searcher.search(request)
     except IndexStale:
