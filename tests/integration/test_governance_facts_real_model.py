@@ -51,6 +51,23 @@ def test_customers_and_racks_that_differ_by_number_stay_distinct(real: Vault) ->
     assert "distinct: they name different racks (3, 4)" in reasons
 
 
+def test_a_customer_who_moved_supersedes_only_that_customers_plan(real: Vault) -> None:
+    """"Customer 2077 moved to the Enterprise plan" reverses 2077's Starter plan, told in other words, and
+    says nothing of customer 3150 (as close to it in meaning) or 1042."""
+    enterprise, starter, pro = (real.add(NewMemory(text)).id for text in (
+        "Customer 1042 is on the Enterprise plan", "Customer 2077 is on the Starter plan",
+        "Customer 3150 is on the Pro plan"))
+    moved = real.add(NewMemory("Customer 2077 moved to the Enterprise plan")).id
+    report = real.maintain()
+    assert [(a.kind, a.memory, a.related) for a in report.actions if a.kind == "supersede"] == [
+        ("supersede", moved, (starter,))]
+    scan = real.scan()
+    assert scan.get(starter).memory.lifecycle == "superseded"
+    for memory_id in (enterprise, pro, moved):
+        assert scan.get(memory_id).memory.lifecycle != "superseded"
+    assert pro in hits(real, "which plan is customer 3150 on")
+
+
 def test_six_numbered_rules_all_stay(real: Vault) -> None:
     ids = [real.add(NewMemory(f"Important rule number {n}: the service {n} must always log errors to Sentry")).id
            for n in range(1, 7)]

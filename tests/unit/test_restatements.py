@@ -48,6 +48,10 @@ DISTINCT = [  # (older, newer, the reason's words)
     ("Customer 1042 - gold plan", "Customer 2077 - gold plan", "different customers (1042, 2077)"),
     ("Rule 7 about api: check item 7 before merging.", "Rule 27 about api: check item 27 before merging.",
      "different rules (7, 27)"),
+    # Told in other words (too few shared to pair the sentences), still about another thing of one kind.
+    ("Customer 3150 is on the Pro plan.", "Customer 2077 moved to the Enterprise plan.",
+     "different customers (3150, 2077)"),
+    ("Server rack 3 is in room B12.", "Server rack 4 was moved to room C7.", "different racks (3, 4)"),
 ]
 SAME_SUBJECT = [  # (older, newer, the values that changed)
     ("The staging DB is on port 5432.", "The staging DB is on port 5433.", "(5432 -> 5433)"),
@@ -67,6 +71,9 @@ SAME_SUBJECT = [  # (older, newer, the values that changed)
     ("Staging DB port: 5432", "Staging DB port: 5433", "(5432 -> 5433)"),
     ("Cache TTL: 600 seconds.", "Cache TTL: 3600 seconds.", "(600 -> 3600)"),
     ("Deploy window: 14:00 UTC", "Deploy window: 16:00 UTC", "(14:00 -> 16:00)"),
+    # The same numbered subject told in other words: its value changed ("moved to" is an update).
+    ("Customer 2077 is on the Starter plan.", "Customer 2077 moved to the Enterprise plan.",
+     "(Starter -> Enterprise)"),
 ]
 NEITHER = [  # no identifier differs: rewording, an added clause, another statement
     ("Staging uses the small instance size.",
@@ -78,6 +85,9 @@ NEITHER = [  # no identifier differs: rewording, an added clause, another statem
     ("Payments deploy window is Tuesday 10-12 UTC.", "The payments deploy window: Tuesdays 10-12 UTC."),
     ("Customer 1042 is on the Enterprise plan.", "Customer 1042 is on the Enterprise plan."),
     ("Deploys run from the main branch.", "Quarterly tax filings are due in April."),
+    # Reworded with a number outside the subject, or around the number more than one word differs
+    ("Our team has 3 members.", "The team grew to 5 members."),
+    ("Customer 3150 is on the Pro plan.", "Support ticket 2077 moved to the Enterprise queue."),
 ]
 
 

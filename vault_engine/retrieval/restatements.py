@@ -231,6 +231,28 @@ def _other_thing(a: Statement, b: Statement, places: list[tuple[int, int, int, i
     return None
 
 
+_NUMBERED = frozenset({NUMBER_KIND, IDENTIFIER})
+
+
+def _other_numbered_subject(a: Statement, b: Statement) -> tuple[str, str, str] | None:
+    """Two sentences whose subjects are the same words around one number or code that differs ("Customer
+    3150" / "Customer 2077", "rack 3" / "rack 4"): (what they name, a's identifier, b's), whatever the
+    rest says; None otherwise (no verb found, no such identifier, or other words in the subject)."""
+    if main_verb(a.tokens, a.kinds) is None or main_verb(b.tokens, b.kinds) is None:
+        return None
+    spans = subject_span(a.tokens, a.kinds), subject_span(b.tokens, b.kinds)
+    numbered = [[i for i in range(start, end) if statement.kinds[i] in _NUMBERED]
+                for statement, (start, end) in zip((a, b), spans, strict=True)]
+    if any(len(found) != 1 for found in numbered):
+        return None
+    (at_a,), (at_b,) = numbered
+    rest = [[t for i, t in enumerate(statement.tokens[start:end], start) if i != at and t not in STOPWORDS]
+            for statement, (start, end), at in zip((a, b), spans, (at_a, at_b), strict=True)]
+    if not rest[0] or rest[0] != rest[1] or a.tokens[at_a] == b.tokens[at_b]:
+        return None
+    return (_named(a.tokens, a.kinds, at_a, at_a + 1, spans[0][1]), a.raw[at_a], b.raw[at_b])
+
+
 def _shown(statement: Statement, start: int, end: int) -> str:
     """The words ``start:end`` as written, at most three (a place may run on into an added clause)."""
     words = statement.raw[start:end]
@@ -283,6 +305,11 @@ def compare_texts(older: str, newer: str) -> Judgement:
     for new in changed if old else []:
         score, index = max((_dice(set(new.tokens), words), n) for n, words in enumerate(old_sets))
         if score < _COUNTERPART:
+            # Told in other words, but about another thing of one kind: "Customer 3150 is on the Pro plan" /
+            # "Customer 2077 moved to the Enterprise plan".
+            other = _other_numbered_subject(old[index], new)
+            if other is not None:
+                return Judgement(distinct=other)
             continue
         counterpart = old[index]
         spans = (subject_span(counterpart.tokens, counterpart.kinds, counterpart.label),
