@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import date
 
 import pytest
@@ -95,6 +96,21 @@ def test_only_the_lanes_unanimous_best_holds_against_word_coverage() -> None:
     second = Candidate("d", 1.0, frozenset({"commit"}), (), None, 0.0, {"fts": 2, "vector": 1})
     third = Candidate("e", 0.95, frozenset({"check", "chang"}), (), None, 0.0, {"fts": 3, "vector": 2})
     assert ranked([second, third]) == ["e", "d"]
+
+
+def test_two_neighbouring_turns_that_tie_without_word_coverage_are_held_the_same_way_whatever_their_scores() -> None:
+    """Each turn is the other's neighbour: without the ``terms`` factor their scores tie exactly (a + b
+    against b + a).  The one word coverage alone lifts is held below the unanimous best, for any a and b (a
+    division of the factor back out decided such ties by its rounding: differently a minute later)."""
+    profile = QueryProfile.of("what did john say about the beverage deal", date(2024, 1, 12))
+    weights = {"terms": 1.0, "thread": 1.0}
+    rng = random.Random(11)
+    for _ in range(2000):
+        a, b = rng.uniform(0.5, 1.0), rng.uniform(0.5, 1.0)
+        best = Candidate("tim", a, frozenset({"deal"}), (), None, b, {"fts": 1, "vector": 1})
+        lifted = Candidate("john", b, frozenset({"john", "beverag", "deal"}), (), None, a, {"fts": 2, "vector": 2})
+        order = [c.id for c, _score, _effects in rerank.rerank(profile, [best, lifted], weights, unanimous=True)]
+        assert order == ["tim", "john"], (a, b)
 
 
 def test_other_features_may_still_lift_a_memory_over_the_lanes_unanimous_best() -> None:

@@ -181,6 +181,7 @@ def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapp
     coverage does not overturn a unanimous lane order (see :func:`hold_unanimous`).
     """
     scored: list[tuple[Candidate, float, dict[str, float]]] = []
+    plain: list[float] = []  # each score without the ``terms`` factor, multiplied out (not divided back)
     gate = weights.get("tag_gate", 0.0)
     closest = max((c.meaning for c in candidates), default=0.0)
     for candidate in candidates:
@@ -190,6 +191,7 @@ def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapp
         if added > 0:
             effects["thread"] = added
             score += added
+        without_terms = score
         for name, value in features(profile, candidate, slack_days).items():
             if name == "tags" and gate > 0:
                 value *= on_topic(candidate.meaning, closest, gate)
@@ -197,9 +199,12 @@ def rerank(profile: QueryProfile, candidates: Sequence[Candidate], weights: Mapp
             if factor != 1.0:
                 effects[name] = factor
                 score *= factor
+                if name != "terms":
+                    without_terms *= factor
         scored.append((candidate, score, effects))
+        plain.append(without_terms)
     if unanimous:
-        scored = hold_unanimous(scored)
+        scored = hold_unanimous(scored, plain)
     order = sorted(range(len(scored)), key=lambda n: (-scored[n][1], n))
     return [scored[n] for n in order]
 
@@ -212,28 +217,30 @@ def ranks_above(higher: Mapping[str, int], lower: Mapping[str, int]) -> bool:
 Rescored = list[tuple[Candidate, float, dict[str, float]]]
 
 
-def hold_unanimous(scored: Rescored) -> Rescored:
+def hold_unanimous(scored: Rescored, plain: Sequence[float]) -> Rescored:
     """``scored`` with each candidate that word coverage alone lifted over the lanes' unanimous
     best held just below it (the factor it took, under ``unanimous`` in its effects).
 
     The lanes' unanimous best: first in every lane that found it, and found (first) by every lane
-    that found the candidate.  "Alone": without the ``terms`` factor on either side the candidate
-    would not pass it; the other features (tags, dates, neighbours) still may.
+    that found the candidate.  "Alone": without the ``terms`` factor on either side (``plain``: each
+    score without it, in the order of ``scored``) the candidate would not pass it; the other
+    features (tags, dates, neighbours) still may.  The scores without the factor are multiplied out,
+    not divided back: two turns that are each other's neighbour tie exactly (a + b against b + a),
+    and a division's rounding would decide that tie one way or the other by the minute.
     """
-    leaders = [(c, score, score / effects.get("terms", 1.0)) for c, score, effects in scored
+    leaders = [(c, score, without) for (c, score, _effects), without in zip(scored, plain, strict=True)
                if c.ranks and all(rank == 1 for rank in c.ranks.values())]
     if not leaders:
         return scored
     lowest = min(leader_score for _leader, leader_score, _plain in leaders)
     out: Rescored = []
-    for candidate, score, effects in scored:
+    for (candidate, score, effects), without in zip(scored, plain, strict=True):
         if score <= lowest:  # above no leader: nothing to hold
             out.append((candidate, score, effects))
             continue
-        plain = score / effects.get("terms", 1.0)
         cap = score
         for leader, leader_score, leader_plain in leaders:
-            if leader_score < cap and plain <= leader_plain and ranks_above(leader.ranks, candidate.ranks):
+            if leader_score < cap and without <= leader_plain and ranks_above(leader.ranks, candidate.ranks):
                 cap = math.nextafter(leader_score, 0.0)
         out.append((candidate, cap, {**effects, "unanimous": cap / score}) if cap < score else
                    (candidate, score, effects))
