@@ -62,6 +62,12 @@ class Embedder(Protocol):
         or the model cannot pool spans)."""
         ...
 
+    @property
+    def loads_no_model(self) -> bool:
+        """Whether the next text's vector is made elsewhere (a cold search's child), so that this process
+        loads no model for it: a search may then read its indexes while it waits."""
+        ...
+
 
 class DelegatingEmbedder:
     """An embedder in front of another (``inner``): every member it does not define is the inner one's.
@@ -90,6 +96,10 @@ class DelegatingEmbedder:
                     ) -> tuple[npt.NDArray[np.float32], list[list[npt.NDArray[np.float32] | None]]]:
         return self.inner.embed_spans(texts, spans)
 
+    @property
+    def loads_no_model(self) -> bool:
+        return self.inner.loads_no_model
+
 
 class FastEmbedder:
     """fastembed on CPU, offline; loads the model on first use."""
@@ -115,6 +125,10 @@ class FastEmbedder:
         if self.settings.model == DEFAULT_MODEL:
             return 384  # known without loading the model, so an idle sync stays cheap
         return int(self._load().embedding_size)
+
+    @property
+    def loads_no_model(self) -> bool:
+        return False  # every text is embedded here (the model loads on the first)
 
     def _load(self) -> Any:
         if self._model is not None:

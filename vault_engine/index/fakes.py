@@ -30,6 +30,10 @@ class HashEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    @property
+    def loads_no_model(self) -> bool:
+        return False
+
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):

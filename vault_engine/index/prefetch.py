@@ -158,7 +158,7 @@ class PrefetchedEmbedder(DelegatingEmbedder):
     @property
     def loads_no_model(self) -> bool:
         """Whether the next text may come from the child (then this process loads no model for it)."""
-        return self.prefetch.pending
+        return self.prefetch.pending or self.inner.loads_no_model
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         if len(texts) == 1:

@@ -410,7 +410,7 @@ class Searcher:
         embedder = self._kept if keep_vector else self.embedder
         sources = lanes.Sources(self.fulltext, self.vectors, embedder, vocabulary, self._tags_many_carry)
         rarity.prepare()  # the ranking needs them: read while a child may embed the query (no model here)
-        if getattr(embedder, "loads_no_model", False):
+        if embedder.loads_no_model:
             self._mask(flt)
         found = lanes.read(query, flt, depth, s, sources, lambda: self._mask(flt)[1])
         rankings = lanes.keep_admitted(found, self._cols(), self._mask(flt)[0])
