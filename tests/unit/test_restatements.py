@@ -88,6 +88,11 @@ NEITHER = [  # no identifier differs: rewording, an added clause, another statem
     # Reworded with a number outside the subject, or around the number more than one word differs
     ("Our team has 3 members.", "The team grew to 5 members."),
     ("Customer 3150 is on the Pro plan.", "Support ticket 2077 moved to the Enterprise queue."),
+    # In a longer text an unpaired sentence may be a step added, not another thing
+    ("Deploy guide for the api service. Build the image with make, then tag it with the release number. "
+     "Step 2 runs the tests on the arm runner before anything is pushed to the registry.",
+     "Deploy guide for the api service. Build the image with make, then tag it with the release number. "
+     "Step 3 pushes the artifact to the registry."),
 ]
 
 

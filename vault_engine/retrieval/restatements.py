@@ -306,8 +306,9 @@ def compare_texts(older: str, newer: str) -> Judgement:
         score, index = max((_dice(set(new.tokens), words), n) for n, words in enumerate(old_sets))
         if score < _COUNTERPART:
             # Told in other words, but about another thing of one kind: "Customer 3150 is on the Pro plan" /
-            # "Customer 2077 moved to the Enterprise plan".
-            other = _other_numbered_subject(old[index], new)
+            # "Customer 2077 moved to the Enterprise plan".  Short texts only: one fact each, so the two
+            # sentences are what the texts say (in a longer one, "Step 3 uploads ..." may be a step added).
+            other = _other_numbered_subject(old[index], new) if short else None
             if other is not None:
                 return Judgement(distinct=other)
             continue
