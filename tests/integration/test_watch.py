@@ -344,6 +344,48 @@ def test_maintain_runs_on_schedule_once_per_period(make_vault: Callable[..., Vau
     assert "tags: [deploy]\n" in (vault.root / "memories/b.md").read_text(encoding="utf-8")
 
 
+def test_a_servers_scheduled_maintain_waits_until_no_request_came_for_a_while(
+        make_vault: Callable[..., Vault], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A maintain holds the writer lock for seconds: in a server it waits for a quiet moment, so the hooks'
+    requests at a session's start (a context records what it delivered) never queue behind it."""
+    from vault_engine.daemon import watch as watching
+    from vault_engine.governance.maintain import last_maintained
+
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "24")
+    vault = make_vault({"memories/a.md": memory_text("m-a", "Tabs over spaces.")})
+    idle = [0.0]  # seconds since the server last answered
+    with WatcherThread(vault, HashEmbedder(), debounce_ms=50, idle=lambda: idle[0]) as watcher:
+        settle(watcher)
+        time.sleep(4 * watching.TICK_MS / 1000)  # quiet ticks pass: still busy, still waiting
+        assert maintain_updates(watcher) == [] and last_maintained(vault.root) is None
+        idle[0] = watching.QUIET_SECONDS
+        wait_for(lambda: len(maintain_updates(watcher)) == 1, what="the maintain once the server is quiet")
+        assert maintain_updates(watcher)[0].reason == "schedule"
+
+
+def test_a_served_vault_answers_at_once_and_maintains_once_quiet(make_vault: Callable[..., Vault],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from vault_engine.daemon import watch as watching
+    from vault_engine.governance.maintain import last_maintained
+    from vault_engine.server.requests import ContextRequest
+    from vault_engine.server.service import MemoryService
+
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "24")
+    monkeypatch.setattr(watching, "QUIET_SECONDS", 1.5)
+    vault = make_vault({"memories/a.md": memory_text("m-a", "Tabs over spaces.")})
+    service = MemoryService(Vault(vault.root, embedder=HashEmbedder()))
+    try:
+        service.watch()
+        for _ in range(6):  # a burst of requests: the maintain that is due waits
+            service.context(ContextRequest(task="format the code"))
+            time.sleep(0.2)
+        assert last_maintained(vault.root) is None
+        wait_for(lambda: last_maintained(vault.root) is not None, what="the maintain once no request came")
+        assert service.idle_seconds() >= 1.5
+    finally:
+        service.close()
+
+
 def test_maintain_runs_after_a_large_batch_of_changes(make_vault: Callable[..., Vault],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_AFTER_CHANGES", "5")

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STEP_MS = 50  # quiet time that closes a batch
+QUIET_SECONDS = 30.0  # a server maintains only once it has answered no request for this long
 TICK_MS = 250  # longest wait without a wake-up: bounds the start-up delay and retry timing
 RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)  # after a failed sync, while nothing changes
 
@@ -126,6 +127,7 @@ def watch(
     debounce_ms: int | None = None,
     stop_event: threading.Event | None = None,
     retry_seconds: Sequence[float] = RETRY_SECONDS,
+    idle: Callable[[], float] | None = None,
 ) -> None:
     """Sync ``vault`` now and after every batch of file changes, until ``stop_event`` is set;
     run ``maintain`` on schedule (``watch.maintain_every_hours``) and after large batches
@@ -140,6 +142,11 @@ def watch(
         debounce_ms: longest a batch collects changes (default: ``watch.debounce_ms``).
         stop_event: set it to stop; the sync in progress, if any, finishes first.
         retry_seconds: delays before retrying a failed sync while nothing changes.
+        idle: for a server, the seconds since it last answered a request: a ``maintain`` that is
+            due waits until that reaches :data:`QUIET_SECONDS`.  A maintain holds the vault's
+            writer lock for seconds, and the requests that write (a context recording what it
+            delivered) would wait for it: the burst of hooks at a session's start, right after an
+            agent started the server, waited up to 5 s and was refused as busy.
 
     A sync that fails with a :class:`VaultError` (the vault is busy, the disk is
     full, the model cannot load) is reported and retried, never fatal.  Ctrl-C
@@ -155,7 +162,7 @@ def watch(
     model = embedder if embedder is not None else vault.embedder()
     stop = stop_event if stop_event is not None else threading.Event()
     root = str(vault.root)
-    state = _Watching(vault, model, root, on_report, stop, tuple(retry_seconds) or RETRY_SECONDS)
+    state = _Watching(vault, model, root, on_report, stop, tuple(retry_seconds) or RETRY_SECONDS, idle)
 
     def relevant(change: Change, path: str) -> bool:
         return is_relevant(root, change, path)
@@ -175,6 +182,8 @@ def watch(
             if trigger is not None:
                 state.sync(trigger, batch)
                 state.after_sync(batch)
+            elif state.deferred:
+                state.maintain_if_due()
             state.fill_round()
     finally:
         batches.close()  # releases the OS watches now, not whenever the generator is collected
@@ -191,6 +200,8 @@ class _Watching:
     on_report: Callable[[WatchUpdate], None]
     stop: threading.Event
     delays: tuple[float, ...]
+    idle: Callable[[], float] | None = None  # see watch()
+    deferred: bool = False  # a maintain is due and waits for the server to be idle
     failures: int = 0
     retry_at: float | None = None
     started: bool = False
@@ -263,9 +274,11 @@ class _Watching:
 
 
     def maintain_if_due(self) -> None:
-        """Run ``maintain`` when it is due, once no memory waits for its vectors (it compares them)."""
+        """Run ``maintain`` when it is due, once no memory waits for its vectors (it compares them)
+        and, in a server, once no request came for :data:`QUIET_SECONDS` (checked again every tick)."""
         reason = maintenance_due(self.vault, self.changed_since_maintain)
-        if reason is not None and not self.stop.is_set() and not self.waiting:
+        self.deferred = reason is not None and self.idle is not None and self.idle() < QUIET_SECONDS
+        if reason is not None and not self.deferred and not self.stop.is_set() and not self.waiting:
             self.changed_since_maintain = 0
             self.on_report(_maintain(self.vault, self.model, reason))
 
@@ -420,11 +433,13 @@ class WatcherThread:
         on_report: Callable[[WatchUpdate], None] | None = None,
         debounce_ms: int | None = None,
         retry_seconds: Sequence[float] = RETRY_SECONDS,
+        idle: Callable[[], float] | None = None,
     ):
         self.vault = vault
         self.embedder = embedder
         self.debounce_ms = debounce_ms
         self.retry_seconds = retry_seconds
+        self.idle = idle
         self.updates: list[WatchUpdate] = []
         self.stop_event = threading.Event()
         self._on_report = on_report
@@ -441,7 +456,7 @@ class WatcherThread:
     def _run(self) -> None:
         try:
             watch(self.vault, self.embedder, on_report=self._report, debounce_ms=self.debounce_ms,
-                  stop_event=self.stop_event, retry_seconds=self.retry_seconds)
+                  stop_event=self.stop_event, retry_seconds=self.retry_seconds, idle=self.idle)
         except BaseException as exc:  # handed to the thread that calls stop()
             self._failure = exc
         finally:

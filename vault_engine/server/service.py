@@ -17,6 +17,7 @@ them), so the embedding model and the open searcher stay warm between calls.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -112,10 +113,19 @@ class MemoryService:
         self._current_project = current_project or self._default_project
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memvault-service")
         self._watcher: WatcherThread | None = None
+        self._last_call = time.monotonic()  # when a request last came or ended (a fresh server counts as busy)
 
     def _run(self, work: Callable[[], T]) -> T:
         """Run ``work`` on the worker thread and wait for it (its exception is raised here)."""
-        return self._worker.submit(work).result()
+        self._last_call = time.monotonic()
+        try:
+            return self._worker.submit(work).result()
+        finally:
+            self._last_call = time.monotonic()
+
+    def idle_seconds(self) -> float:
+        """Seconds since the last request ended (or, before any, since the service was made)."""
+        return time.monotonic() - self._last_call
 
     @classmethod
     def open(cls, path: Path | None = None, **kwargs: Any) -> MemoryService:
@@ -143,7 +153,8 @@ class MemoryService:
         from ..daemon.watch import WatcherThread
 
         if self._watcher is None:
-            self._watcher = WatcherThread(self.vault, on_report=on_report).start(timeout=0)
+            # Its scheduled maintain waits for a quiet moment: requests never queue behind it.
+            self._watcher = WatcherThread(self.vault, on_report=on_report, idle=self.idle_seconds).start(timeout=0)
             # A write that leaves many memories waiting for their vectors returns at once: the
             # watcher sees the files change and fills them between its syncs.
             self.vault.fill_in_background = lambda: None
