@@ -363,6 +363,28 @@ def test_a_servers_scheduled_maintain_waits_until_no_request_came_for_a_while(
         assert maintain_updates(watcher)[0].reason == "schedule"
 
 
+def test_the_watch_daemon_maintains_once_the_vault_is_quiet(make_vault: Callable[..., Vault],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``memvault watch`` answers no request: what it waits for is the vault itself, quiet since its start and
+    since anything outside ``.memvault/`` last changed (an agent's hook appending its journal line)."""
+    from vault_engine.daemon import watch as watching
+    from vault_engine.governance.maintain import last_maintained
+
+    monkeypatch.setenv("MEMVAULT_WATCH_MAINTAIN_EVERY_HOURS", "24")
+    monkeypatch.setattr(watching, "QUIET_SECONDS", 2.5)
+    vault = make_vault({"memories/a.md": memory_text("m-a", "Tabs over spaces.")})
+    journal = vault.root / "journal" / "activity.jsonl"
+    journal.parent.mkdir(exist_ok=True)
+    with WatcherThread(vault, HashEmbedder(), debounce_ms=50, quiet_vault=True) as watcher:
+        for n in range(6):  # hooks writing to the vault every 0.6 s (quiet ticks between): the maintain waits
+            with journal.open("a", encoding="utf-8") as out:
+                out.write(f'{{"n": {n}}}\n')
+            time.sleep(0.6)
+        assert maintain_updates(watcher) == [] and last_maintained(vault.root) is None
+        wait_for(lambda: len(maintain_updates(watcher)) == 1, what="the maintain once the vault is quiet")
+        assert maintain_updates(watcher)[0].reason == "schedule"
+
+
 def test_a_served_vault_answers_at_once_and_maintains_once_quiet(make_vault: Callable[..., Vault],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from vault_engine.daemon import watch as watching

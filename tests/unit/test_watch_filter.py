@@ -1,4 +1,4 @@
-"""watch.is_relevant: which filesystem changes can change what sync sees (pure, no filesystem)."""
+"""changes.is_relevant: which filesystem changes can change what sync sees (pure, no filesystem)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from watchfiles import Change
 
-from vault_engine.daemon.watch import is_relevant, is_temp_name
+from vault_engine.daemon.changes import is_relevant, is_temp_name
 
 ROOT = "/vaults/main"
 ALL_CHANGES = [Change.added, Change.modified, Change.deleted]

@@ -147,5 +147,6 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     stop = threading.Event()
     keep_kicking(vault.root, stop)  # the agents' queued captures are stored while it watches
     with _stop_on_signals(stop):
-        watch(vault, on_report=lambda update: _print(settings, update), debounce_ms=debounce_ms, stop_event=stop)
+        watch(vault, on_report=lambda update: _print(settings, update), debounce_ms=debounce_ms, stop_event=stop,
+              quiet_vault=True)
     echo("stopped", err=True)

@@ -1,6 +1,6 @@
 """Keep the search indexes in line with the files while editors, git and agents change them.
 
-:func:`is_relevant` decides from a path alone whether a filesystem change can
+:func:`.changes.is_relevant` decides from a path alone whether a filesystem change can
 alter what sync sees; :func:`watch` runs one sync at start, then one
 incremental :meth:`Vault.sync` per debounced batch of relevant changes.  The
 watcher has no indexing logic of its own, and holds the writer lock only
@@ -16,21 +16,18 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from watchfiles import Change
 from watchfiles import watch as watch_changes
 
-from .. import store
 from ..errors import InvalidInput, VaultError
-from ..patterns import lazy_pattern
+from .changes import Activity, is_relevant
 
 if TYPE_CHECKING:
     from ..governance.maintain import MaintainReport
@@ -46,51 +43,6 @@ STEP_MS = 50  # quiet time that closes a batch
 QUIET_SECONDS = 30.0  # a server maintains only once it has answered no request for this long
 TICK_MS = 250  # longest wait without a wake-up: bounds the start-up delay and retry timing
 RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)  # after a failed sync, while nothing changes
-
-# Editor leftovers that are never memories: vim swap files (.foo.md.swp, .swo, ...) and
-# backups (foo.md~), emacs autosaves (#foo.md#), temp files of atomic saves (foo.md.tmp),
-# JetBrains safe writes (foo.md___jb_tmp___), downloads in progress.  Hidden names
-# (.#foo.md, .foo.md.1a2b.tmp) are excluded before this is consulted.
-_TEMP_NAME = lazy_pattern(
-    r"(~|\.sw[a-p]|\.tmp|\.temp|\.bak|\.orig|\.part|\.crdownload|___jb_\w+___)$|^#.*#$", re.IGNORECASE
-)
-_VIM_PROBE_FIRST, _VIM_PROBE_STEP = 4913, 123  # vim tries 4913, 5036, 5159, ... to test a folder is writable
-
-
-def is_temp_name(name: str) -> bool:
-    """Whether a file name is an editor's swap, backup, lock or temp file."""
-    if _TEMP_NAME.search(name):
-        return True
-    if name.isdigit() and name.isascii():
-        number = int(name)
-        return number >= _VIM_PROBE_FIRST and (number - _VIM_PROBE_FIRST) % _VIM_PROBE_STEP == 0
-    return False
-
-
-def is_relevant(root: Path | str, change: Change, path: str) -> bool:
-    """Whether a change to ``path`` can change what sync sees (pure: no filesystem access).
-
-    Relevant: any change to a ``.md`` file that sync reads as a memory (the
-    rules of :func:`store.iter_markdown`: not hidden, not under ``.memvault/``,
-    ``.git/``, ``.obsidian/`` or the root ``journal/``, not ``INDEX.md``, not
-    the root ``README.md``), and any other non-temp name appearing or
-    disappearing, because a folder moved in, away or renamed carries its
-    memories with it without an event per file.  A path whose kind cannot be
-    known any more (deleted) is treated as a possible folder.
-    """
-    prefix = os.path.join(str(root), "")
-    if not path.startswith(prefix):
-        return False
-    parts = path[len(prefix) :].split(os.sep)
-    name = parts[-1]
-    if not name or any(part.startswith(".") for part in parts):
-        return False
-    if parts[0] in store.SKIP_DIRS or is_temp_name(name):
-        return False
-    if name.endswith(".md"):
-        return name != store.INDEX_PAGE and not (len(parts) == 1 and name in store.ROOT_FILES)
-    return change != Change.modified
-
 
 @dataclass(frozen=True, slots=True)
 class WatchUpdate:
@@ -128,6 +80,7 @@ def watch(
     stop_event: threading.Event | None = None,
     retry_seconds: Sequence[float] = RETRY_SECONDS,
     idle: Callable[[], float] | None = None,
+    quiet_vault: bool = False,
 ) -> None:
     """Sync ``vault`` now and after every batch of file changes, until ``stop_event`` is set;
     run ``maintain`` on schedule (``watch.maintain_every_hours``) and after large batches
@@ -147,6 +100,9 @@ def watch(
             writer lock for seconds, and the requests that write (a context recording what it
             delivered) would wait for it: the burst of hooks at a session's start, right after an
             agent started the server, waited up to 5 s and was refused as busy.
+        quiet_vault: for a daemon that answers no request (``memvault watch``), the same wait, with
+            the vault's own activity as the measure: since the watch started, or since anything
+            outside ``.memvault/`` and ``.git/`` last changed (an edit, a hook's journal line).
 
     A sync that fails with a :class:`VaultError` (the vault is busy, the disk is
     full, the model cannot load) is reported and retried, never fatal.  Ctrl-C
@@ -162,9 +118,14 @@ def watch(
     model = embedder if embedder is not None else vault.embedder()
     stop = stop_event if stop_event is not None else threading.Event()
     root = str(vault.root)
+    activity = Activity() if quiet_vault else None
+    if activity is not None:
+        idle = activity.idle if idle is None else _least(idle, activity.idle)
     state = _Watching(vault, model, root, on_report, stop, tuple(retry_seconds) or RETRY_SECONDS, idle)
 
     def relevant(change: Change, path: str) -> bool:
+        if activity is not None:
+            activity.saw(root, path)
         return is_relevant(root, change, path)
 
     # The watcher starts before the first sync scans the disk, so no change falls
@@ -187,6 +148,10 @@ def watch(
             state.fill_round()
     finally:
         batches.close()  # releases the OS watches now, not whenever the generator is collected
+
+
+def _least(*sources: Callable[[], float]) -> Callable[[], float]:
+    return lambda: min(source() for source in sources)
 
 
 @dataclass(slots=True)
@@ -434,12 +399,14 @@ class WatcherThread:
         debounce_ms: int | None = None,
         retry_seconds: Sequence[float] = RETRY_SECONDS,
         idle: Callable[[], float] | None = None,
+        quiet_vault: bool = False,
     ):
         self.vault = vault
         self.embedder = embedder
         self.debounce_ms = debounce_ms
         self.retry_seconds = retry_seconds
         self.idle = idle
+        self.quiet_vault = quiet_vault
         self.updates: list[WatchUpdate] = []
         self.stop_event = threading.Event()
         self._on_report = on_report
@@ -456,7 +423,8 @@ class WatcherThread:
     def _run(self) -> None:
         try:
             watch(self.vault, self.embedder, on_report=self._report, debounce_ms=self.debounce_ms,
-                  stop_event=self.stop_event, retry_seconds=self.retry_seconds, idle=self.idle)
+                  stop_event=self.stop_event, retry_seconds=self.retry_seconds, idle=self.idle,
+                  quiet_vault=self.quiet_vault)
         except BaseException as exc:  # handed to the thread that calls stop()
             self._failure = exc
         finally:
