@@ -237,10 +237,8 @@ _NUMBERED = frozenset({NUMBER_KIND, IDENTIFIER})
 def _other_numbered_subject(a: Statement, b: Statement) -> tuple[str, str, str] | None:
     """Two sentences whose subjects are the same words around one number or code that differs ("Customer
     3150" / "Customer 2077", "rack 3" / "rack 4"): (what they name, a's identifier, b's), whatever the
-    rest says; None otherwise (no verb found, no such identifier, or other words in the subject)."""
-    if main_verb(a.tokens, a.kinds) is None or main_verb(b.tokens, b.kinds) is None:
-        return None
-    spans = subject_span(a.tokens, a.kinds), subject_span(b.tokens, b.kinds)
+    rest says; None otherwise (no subject found, no such identifier, or other words in the subject)."""
+    spans = subject_span(a.tokens, a.kinds, a.label), subject_span(b.tokens, b.kinds, b.label)
     numbered = [[i for i in range(start, end) if statement.kinds[i] in _NUMBERED]
                 for statement, (start, end) in zip((a, b), spans, strict=True)]
     if any(len(found) != 1 for found in numbered):

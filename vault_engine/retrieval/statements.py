@@ -75,15 +75,23 @@ class Statement:
 
 def _kind(folded: str, raw: str, quoted: bool, leading: bool) -> str:
     """What a token is (see the kinds above): ``folded`` is ``raw`` case folded."""
-    if folded.isalpha():  # most tokens: letters only, so no quantity, reference or identifier (the same kinds, sooner)
-        if folded in _NUMBER_WORDS:
-            return NUMBER_KIND
-        if quoted:
-            return QUOTED
-        if raw[:1].isupper() and folded not in STOPWORDS:
-            return LEADING if leading else NAME
-        return WORD
-    if folded in _NUMBER_WORDS or _QUANTITY.fullmatch(folded):
+    if folded in _NUMBER_WORDS:
+        return NUMBER_KIND
+    # Most tokens are letters only: no quantity, reference or identifier, so none of these tests.
+    if not folded.isalpha():
+        kind = _symbolic_kind(folded)
+        if kind is not None:
+            return kind
+    if quoted:
+        return QUOTED
+    if raw[:1].isupper() and folded not in STOPWORDS:
+        return LEADING if leading else NAME
+    return WORD
+
+
+def _symbolic_kind(folded: str) -> str | None:
+    """A number, a reference or an identifier, by the digits and signs in ``folded``; None: none of them."""
+    if _QUANTITY.fullmatch(folded):
         return NUMBER_KIND
     if "/" in folded or "@" in folded:
         return REFERENCE
@@ -91,11 +99,7 @@ def _kind(folded: str, raw: str, quoted: bool, leading: bool) -> str:
         return IDENTIFIER
     if ("." in folded or ":" in folded) and not _ABBREVIATION.fullmatch(folded):
         return REFERENCE
-    if quoted:
-        return QUOTED
-    if raw[:1].isupper() and folded not in STOPWORDS:
-        return LEADING if leading else NAME
-    return WORD
+    return None
 
 
 def _canonical(token: str, kind: str) -> str:
