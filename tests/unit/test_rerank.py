@@ -53,6 +53,20 @@ def test_tags_named_in_the_query_lift_their_memories() -> None:
     assert order("Where did Caroline go camping?", [other_speaker, named]) == ["b", "a"]
 
 
+def test_the_person_of_the_query_names_a_chat_role() -> None:
+    said = candidate("a", 0.45, "I went to a photography workshop", tags=("user",))
+    answered = candidate("b", 0.50, "A photography workshop is a good start", tags=("assistant",))
+    # The person asking is the chat's user: "I" names what the user said ...
+    assert order("When did I go to the photography workshop?", [answered, said]) == ["a", "b"]
+    # ... and the one asked is its assistant.
+    assert order("Which workshop did you recommend?", [said, answered]) == ["b", "a"]
+    # Both persons, or neither: no role is named, and the order is the lanes'.
+    assert order("Can you remind me of the photography workshop?", [answered, said]) == ["b", "a"]
+    assert order("the photography workshop", [answered, said]) == ["b", "a"]
+    assert QueryProfile.of("When did I go?", TODAY).names_tag("user")
+    assert not QueryProfile.of("Which did you and I like?", TODAY).names_tag("user")
+
+
 def test_a_date_in_the_query_lifts_memories_from_then() -> None:
     may = candidate("a", 0.50, "we painted a sunset", occurred=date(2023, 5, 8))
     july = candidate("b", 0.45, "we painted a sunset", occurred=date(2023, 7, 20))

@@ -15,6 +15,10 @@ the top ``rerank_depth`` candidates' catalog row and multiplies the score by
   its most frequent words such as "keep" or "photo") are not counted: they say what the
   text mentions, which ``terms`` reads already, not whom or what it is about.  A memory
   with no tag it was given counts the subject its title leads with (:mod:`subjects`).
+  The person of the query names a chat's roles: the one asking is the chat's user, the
+  one asked its assistant, so "When did I ..." names the ``user`` tag a chat importer
+  gives what the user said, and "What did you recommend" the ``assistant`` tag (a query in
+  both persons, "can you remind me", names neither: it asks for a new answer).
   A name is no topic: the feature is scaled by the candidate's closest cosine with the
   vector query (which leaves the name out) as a share of the closest candidate's, to the
   power ``rerank_tag_gate``, so the named person's memories about something else do not
@@ -90,6 +94,17 @@ def terms_of(text: str, tags: Sequence[str] = ()) -> frozenset[str]:
     return frozenset(stems(" ".join((text, *tags))))
 
 
+# The chat roles a query names by its pronouns: the person asking is the chat's user, the one asked
+# its assistant ("When did I ..." names what the user said, "What did you recommend" the assistant).
+_ROLES = {"user": frozenset({"i", "me", "my", "mine", "myself"}),
+          "assistant": frozenset({"you", "your", "yours", "yourself"})}
+
+
+def roles_named(names: frozenset[str]) -> frozenset[str]:
+    named = frozenset(role for role, pronouns in _ROLES.items() if names & pronouns)
+    return named if len(named) == 1 else frozenset()
+
+
 @dataclass(frozen=True, slots=True)
 class QueryProfile:
     """What the re-ranker reads from a query, computed once per search."""
@@ -103,7 +118,8 @@ class QueryProfile:
     def of(cls, query: str, today: date) -> QueryProfile:
         tokens = words(query)
         content = [t for t in tokens if t.casefold() not in STOPWORDS]
-        return cls(frozenset(stems(" ".join(content))), frozenset(t.casefold() for t in tokens),
+        names = frozenset(t.casefold() for t in tokens)
+        return cls(frozenset(stems(" ".join(content))), names | roles_named(names),
                    tuple(temporal.resolve(query, today)), query.casefold())
 
     def without(self, names: Sequence[str]) -> QueryProfile:
