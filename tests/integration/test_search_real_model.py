@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from click.testing import Result
@@ -102,3 +103,40 @@ def test_bad_search_input_is_one_line(run_cli: Callable[..., Result]) -> None:
     assert empty.exit_code != 0 and empty.output.count("\n") == 1 and "needs a query" in empty.output
     bad_type = run_cli("search", "x", "--type", "nonsense")
     assert bad_type.exit_code == 2
+
+
+CHAT = [  # a chat log as an importer writes it: the role as a tag, the turn's place as its source
+    ("user", "Can you suggest some resources on night photography?"),
+    ("assistant", "Sure! For night photography, try a photography workshop: many cities run weekend photography "
+                  "workshops on night photography, long exposures and star trails, and attending one is the "
+                  "fastest way to learn."),
+    ("user", "Thanks, that helps! By the way, I went to a three-day photography workshop in a nearby city "
+             "yesterday and learned a lot about long exposures. What are dark frames?"),
+    ("assistant", "Dark frames are exposures taken with the lens cap on, at the same settings, so software can "
+                  "subtract the sensor noise. For landscapes I recommend a wide-angle lens such as a 16-35mm zoom."),
+    ("user", "Which lens would work for landscapes on my next trip? I want to photograph landscapes and "
+             "mountains."),
+]
+
+
+def test_the_person_of_a_question_names_the_chat_role_that_said_it(run_cli: Callable[..., Result],
+                                                                   tmp_path: Path) -> None:
+    log = tmp_path / "chat.jsonl"
+    log.write_text("".join(json.dumps({"body": f"[2023-05-20] {role}: {text}", "tags": [role],
+                                       "source": f"conversation:trip#{n}"}) + "\n"
+                           for n, (role, text) in enumerate(CHAT)), encoding="utf-8")
+    imported = run_cli("import", str(log))
+    assert imported.exit_code == 0, imported.output
+
+    def first(question: str) -> str:
+        found = run_cli("search", question, "--json")
+        assert found.exit_code == 0, found.output
+        hit = json.loads(found.output)["hits"][0]
+        return f"{hit['title']} {hit['summary']}"
+
+    # What the user said answers "when did I ...", though the assistant's advice has more of its words
+    # (without the roles, the advice comes first) ...
+    assert "Thanks, that helps!" in first("When did I attend the photography workshop?")
+    # ... and what the assistant said answers "which ... did you recommend", though the user's question
+    # has more of them.
+    assert "Dark frames are exposures" in first("Which lens did you recommend for landscapes?")
