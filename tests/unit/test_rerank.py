@@ -60,11 +60,29 @@ def test_the_person_of_the_query_names_a_chat_role() -> None:
     assert order("When did I go to the photography workshop?", [answered, said]) == ["a", "b"]
     # ... and the one asked is its assistant.
     assert order("Which workshop did you recommend?", [said, answered]) == ["b", "a"]
-    # Both persons, or neither: no role is named, and the order is the lanes'.
-    assert order("Can you remind me of the photography workshop?", [answered, said]) == ["b", "a"]
+    # Neither person: no role is named, and the order is the lanes'.
     assert order("the photography workshop", [answered, said]) == ["b", "a"]
-    assert QueryProfile.of("When did I go?", TODAY).names_tag("user")
-    assert not QueryProfile.of("Which did you and I like?", TODAY).names_tag("user")
+
+
+@pytest.mark.parametrize(("query", "role"), [
+    ("When did I go?", "user"),
+    ("How much did my taxi cost?", "user"),
+    ("What did you recommend?", "assistant"),
+    ("Your advice on lenses", "assistant"),
+    # Both persons: asking back what the assistant said ...
+    ("Can you remind me of the restaurant?", "assistant"),
+    ("What was the hiking trail you recommended to me?", "assistant"),
+    ("You mentioned three apps; which one had the timer I liked?", "assistant"),
+    ("Did you tell me the ratio?", "assistant"),
+    # ... or a request for a new answer, which what the user said about themselves shapes.
+    ("Can you suggest some activities that I can do in the evening?", "user"),
+    ("Do you think I should attend my reunion?", "user"),
+    ("I think you need my notes", "user"),
+    ("the photography workshop", None),
+])
+def test_which_role_a_query_names(query: str, role: str | None) -> None:
+    assert rerank.roles_named([w.casefold() for w in rerank.words(query)]) == ({role} if role else set())
+    assert QueryProfile.of(query, TODAY).names_tag("user") == (role == "user")
 
 
 def test_a_date_in_the_query_lifts_memories_from_then() -> None:

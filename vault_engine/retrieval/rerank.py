@@ -15,10 +15,12 @@ the top ``rerank_depth`` candidates' catalog row and multiplies the score by
   its most frequent words such as "keep" or "photo") are not counted: they say what the
   text mentions, which ``terms`` reads already, not whom or what it is about.  A memory
   with no tag it was given counts the subject its title leads with (:mod:`subjects`).
-  The person of the query names a chat's roles: the one asking is the chat's user, the
-  one asked its assistant, so "When did I ..." names the ``user`` tag a chat importer
-  gives what the user said, and "What did you recommend" the ``assistant`` tag (a query in
-  both persons, "can you remind me", names neither: it asks for a new answer).
+  The person of the query names a chat's roles (:func:`roles_named`): the one asking is the
+  chat's user, the one asked its assistant, so "When did I ..." names the ``user`` tag a chat
+  importer gives what the user said, and "What did you recommend?" the ``assistant`` tag.  A
+  query in both persons names the assistant when it asks back what the assistant said ("can
+  you remind me", "the trail you recommended to me"), else the user: "can you suggest
+  something for my trip?" asks for a new answer, which what the user said shapes.
   A name is no topic: the feature is scaled by the candidate's closest cosine with the
   vector query (which leaves the name out) as a share of the closest candidate's, to the
   power ``rerank_tag_gate``, so the named person's memories about something else do not
@@ -94,15 +96,42 @@ def terms_of(text: str, tags: Sequence[str] = ()) -> frozenset[str]:
     return frozenset(stems(" ".join((text, *tags))))
 
 
-# The chat roles a query names by its pronouns: the person asking is the chat's user, the one asked
-# its assistant ("When did I ..." names what the user said, "What did you recommend" the assistant).
-_ROLES = {"user": frozenset({"i", "me", "my", "mine", "myself"}),
-          "assistant": frozenset({"you", "your", "yours", "yourself"})}
+# The chat roles a query names by its person: the one asking is the chat's user, the one asked its
+# assistant (see the module).
+_FIRST = frozenset({"i", "me", "my", "mine", "myself"})
+_SECOND = frozenset({"you", "your", "yours", "yourself"})
+_ASKED_BACK = frozenset({"remind", "remember", "recall"})
+_PAST = frozenset({"said", "told", "gave", "made", "wrote", "sent", "shown", "found", "built", "taught",
+                   "chose", "drew", "put", "got", "brought", "thought", "meant", "ran", "did"})
 
 
-def roles_named(names: frozenset[str]) -> frozenset[str]:
-    named = frozenset(role for role, pronouns in _ROLES.items() if names & pronouns)
-    return named if len(named) == 1 else frozenset()
+def roles_named(tokens: Sequence[str]) -> frozenset[str]:
+    """The chat role the query's person names (``tokens``: its words, case folded, in order): ``user``
+    for a query in the first person alone ("when did I ..."), ``assistant`` for one in the second
+    ("what did you recommend?") or in both that asks back what the assistant said ("can you remind
+    me", "the trail you recommended to me"); a request in both ("can you suggest something for my
+    trip?") asks for a new answer, which what the user said about themselves shapes: ``user``."""
+    first = any(t in _FIRST for t in tokens)
+    if not any(t in _SECOND for t in tokens):
+        return frozenset({"user"}) if first else frozenset()
+    if not first or _asks_back(tokens):
+        return frozenset({"assistant"})
+    return frozenset({"user"})
+
+
+def _asks_back(tokens: Sequence[str]) -> bool:
+    """"Remind me", "do you remember", or "you" next to a verb in the past ("did you", "you said",
+    "you've mentioned", "the song you wrote")."""
+    if any(t in _ASKED_BACK for t in tokens):
+        return True
+    for n, token in enumerate(tokens):
+        if token == "you" and ((n > 0 and tokens[n - 1] == "did") or any(_past(t) for t in tokens[n + 1:n + 3])):
+            return True
+    return False
+
+
+def _past(token: str) -> bool:
+    return token in _PAST or (len(token) >= 4 and token.endswith("ed") and not token.endswith("eed"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +147,8 @@ class QueryProfile:
     def of(cls, query: str, today: date) -> QueryProfile:
         tokens = words(query)
         content = [t for t in tokens if t.casefold() not in STOPWORDS]
-        names = frozenset(t.casefold() for t in tokens)
-        return cls(frozenset(stems(" ".join(content))), names | roles_named(names),
+        folded = [t.casefold() for t in tokens]
+        return cls(frozenset(stems(" ".join(content))), frozenset(folded) | roles_named(folded),
                    tuple(temporal.resolve(query, today)), query.casefold())
 
     def without(self, names: Sequence[str]) -> QueryProfile:
