@@ -1,4 +1,4 @@
-"""The catalog row of a memory whose content another memory holds now: which one, kept in sqlite."""
+"""Catalog rows: the memory holding a memory's content now, and the length of its body, kept in sqlite."""
 
 from __future__ import annotations
 
@@ -30,4 +30,12 @@ def test_the_successor_is_kept_in_the_catalog(tmp_path: Path) -> None:
     catalog.apply([row_from_memory(merged, "trash/a.md", "h", trashed=True)], [])
     row = catalog.get(["m-a"])["m-a"]
     assert row.successor == "m-b" and row.in_trash
+    catalog.close()
+
+
+def test_the_length_of_the_body_is_kept_in_the_catalog(tmp_path: Path) -> None:
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    long = BASE.replace(body="Deploys run from main after review. " * 50)
+    catalog.apply([row_from_memory(long, "memories/a.md", "h", trashed=False)], [])
+    assert catalog.get(["m-a"])["m-a"].chars == len(long.body) == 1800
     catalog.close()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, date, datetime, timedelta
 
+import pytest
+
 from vault_engine.config import RetrievalSettings
 from vault_engine.index.catalog import CatalogRow
 from vault_engine.retrieval import rerank
@@ -16,11 +18,12 @@ SETTINGS = RetrievalSettings()
 
 
 def row(memory_id: str, *, updated: datetime | None = None, occurred: date | None = None, proof: int = 1,
-        trust: str = "learned", applied: dict[str, int] | None = None, tags: tuple[str, ...] = ()) -> CatalogRow:
+        trust: str = "learned", applied: dict[str, int] | None = None, tags: tuple[str, ...] = (),
+        chars: int = 0) -> CatalogRow:
     return CatalogRow(id=memory_id, path=f"{memory_id}.md", hash="", status="active", type="fact",
                       scope="global", project="", trust=trust, lifecycle="active", tier="hot",
                       title=memory_id, summary="", trigger="", tags=tags, updated=updated,
-                      occurred_at=occurred, proof_count=proof, applied=applied or {})
+                      occurred_at=occurred, proof_count=proof, applied=applied or {}, chars=chars)
 
 
 def test_prune_keeps_every_candidate_a_boost_can_bring_among_the_best() -> None:
@@ -69,6 +72,28 @@ def test_a_neighbour_the_lanes_never_found_joins_with_no_score_of_its_own() -> N
     order, effects = rerank_turns(None)
     assert "m-reply" in order
     assert "thread" not in effects.get("m-ask", {})
+
+
+def test_a_long_turn_leans_less_on_its_neighbours() -> None:
+    """The user's own words between two answers that repeat the topic: lifted by the user's turn,
+    an answer ties with it; a message longer than one passage of the model stands alone."""
+    def scores(answer_chars: int) -> dict[str, float]:
+        rows = {"m-said": row("m-said", chars=300), "m-before": row("m-before", chars=answer_chars),
+                "m-after": row("m-after", chars=answer_chars)}
+        scored = [(1.0, Fused("m-said", 1.0, ())), (0.9, Fused("m-before", 0.9, ())),
+                  (0.8, Fused("m-after", 0.8, ()))]
+        around = {"m-before": (None, "m-said"), "m-said": ("m-before", "m-after"), "m-after": ("m-said", None)}
+        out, _effects = rerank.rerank_shortlist(
+            "when was the workshop", scored, rows, SETTINGS, NOW, around=around,
+            joinable=lambda ids: {}, carried=lambda terms, ids: {}, elsewhere=lambda ids: {})
+        return {f.id: score for score, f in out}
+
+    short = scores(600)
+    assert short["m-before"] == pytest.approx(short["m-said"])  # a short answer leans on the turn it answers
+    long = scores(3000)
+    assert long["m-said"] > long["m-before"] > long["m-after"]
+    assert long["m-before"] == pytest.approx(0.9 + 1.0 / 3)
+    assert rerank.leaning(1000) == 1.0 and rerank.leaning(2000) == 0.5
 
 
 def rerank_demo(settings: RetrievalSettings) -> tuple[list[str], dict[str, dict[str, float]]]:

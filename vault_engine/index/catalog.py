@@ -25,12 +25,12 @@ from ..store import ID_SUFFIX, Entry
 from .derived import gist
 from .guard import IndexDb, stale_on_error
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"  # 7: the length of the body (chars)
 COLUMNS = (
     "id", "path", "hash", "status", "type", "scope", "project", "trust", "lifecycle", "tier",
     "title", "summary", "trigger", "paths", "tags", "links", "created", "updated", "occurred_at",
     "proof_count", "applied", "dup_key", "tasks", "operations", "phases", "authority", "recall", "importance",
-    "last_applied", "source", "thread", "gist", "sender", "successor",
+    "last_applied", "source", "thread", "gist", "sender", "successor", "chars",
 )
 JSON_COLUMNS = ("paths", "tags", "links", "applied", "tasks", "operations", "phases")
 TUPLE_COLUMNS = ("paths", "tags", "links", "tasks", "operations", "phases")
@@ -74,6 +74,7 @@ class CatalogRow:
     gist: str = ""  # what the indexes read as its summary (see derived.gist): a turn's text to its neighbours
     sender: str = ""  # who it came from in a shared vault ("": not known)
     successor: str = ""  # the memory holding its content now (merged into, compacted into, superseded by), else ""
+    chars: int = 0  # the length of its body: how much a turn says on its own (see retrieval/rerank.py, thread)
 
     @property
     def in_trash(self) -> bool:
@@ -96,7 +97,7 @@ def row_from_memory(memory: Memory, path: str, digest: str, *, trashed: bool) ->
         tasks=tuple(memory.tasks), operations=tuple(memory.operations), phases=tuple(memory.phases),
         authority=memory.authority, recall=memory.recall, importance=float(memory.importance),
         last_applied=memory.last_applied, source=memory.source, thread=(thread_of(memory.source) or ("", ""))[0],
-        gist=gist(memory), sender=memory.sender or "", successor=successor(memory),
+        gist=gist(memory), sender=memory.sender or "", successor=successor(memory), chars=len(memory.body),
     )
 
 
@@ -165,7 +166,7 @@ def _decode(values: tuple[Any, ...]) -> CatalogRow:
     return CatalogRow(**data)
 
 
-_KINDS = {"proof_count": "INTEGER", "importance": "REAL"}
+_KINDS = {"proof_count": "INTEGER", "importance": "REAL", "chars": "INTEGER"}
 TABLE = "CREATE TABLE IF NOT EXISTS memories (id TEXT PRIMARY KEY, {})".format(
     ", ".join(f"{name} {_KINDS.get(name, 'TEXT')}" for name in COLUMNS[1:])
 )

@@ -35,7 +35,9 @@ the top ``rerank_depth`` candidates' catalog row and multiplies the score by
   conversation, *added* at ``rerank_thread`` times its value (a turn next to a
   strong match is often its answer, even when it shares no word with the
   query: "Yes, last Friday!"); the neighbours of the best hits join the
-  candidates this way even when no lane found them.
+  candidates this way even when no lane found them.  A turn longer than one
+  passage of the model takes a share of it (:func:`leaning`): it says enough to
+  stand alone.
 
 Word coverage does not overturn the lanes' unanimous best (``rerank_unanimous``): a candidate
 first in every lane that found it, and found by every lane that found the other, stays above it
@@ -65,6 +67,7 @@ from ..format.dates import TimeSpan, closeness
 from ..format.text import STOPWORDS
 from ..index import segment
 from ..index.catalog import CatalogRow
+from ..index.derived import GIST_CHARS
 from ..patterns import lazy_pattern
 from . import temporal
 from .fusion import Fused
@@ -301,6 +304,15 @@ Carried = Callable[[frozenset[str], list[str]], Mapping[str, frozenset[str]]]
 Scored = list[tuple[float, Fused]]  # (boosted score, fused candidate), best first
 
 
+def leaning(chars: int) -> float:
+    """How much of its neighbours' score a turn of ``chars`` characters takes (the ``thread``
+    feature): all of it when the model reads the turn in one passage (``GIST_CHARS``), less the
+    longer it is.  A short reply leans on the turn it answers ("Yes, last Friday!"); a long
+    message says enough to stand alone, and lifted by its neighbours it passed the turn that said
+    what was asked (an assistant's long answer around the user's own words: LongMemEval)."""
+    return 1.0 if chars <= GIST_CHARS else GIST_CHARS / chars
+
+
 def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], settings: RetrievalSettings,
                      now: datetime, *, around: Mapping[str, tuple[str | None, str | None]],
                      joinable: Callable[[set[str]], dict[str, CatalogRow]],
@@ -348,7 +360,8 @@ def rerank_shortlist(query: str, scored: Scored, rows: dict[str, CatalogRow], se
             f.id, score, own.get(f.id, frozenset()),
             subjects_of(row) if subjects_of else (() if row.authority == "inferred" else row.tags),
             row.occurred_at,
-            max(base.get(prev_id, 0.0) if prev_id else 0.0, base.get(next_id, 0.0) if next_id else 0.0),
+            leaning(row.chars) * max(base.get(prev_id, 0.0) if prev_id else 0.0,
+                                     base.get(next_id, 0.0) if next_id else 0.0),
             {lane.lane: lane.rank for lane in f.lanes}, (meaning or {}).get(f.id, 0.0)))
     weights = {"terms": s.rerank_terms, "tags": s.rerank_tags, "time": s.rerank_time, "thread": s.rerank_thread,
                "tag_gate": s.rerank_tag_gate}
