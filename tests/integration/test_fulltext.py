@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from vault_engine.errors import IndexStale
+from vault_engine.index import fulltext
 from vault_engine.index.fulltext import FullTextIndex, query_terms
 
 pytestmark = pytest.mark.slow
@@ -125,3 +126,20 @@ def test_hit_ids_are_read_from_their_keys_once_learned_and_stay_right_after_rewr
     assert expected == {*ids, "m-new-11"} - {"m-3"}
     assert {hit.id for hit in reader.search("shared", 50, snippet_count=0)} == expected
     assert reader.carriers(["share"], sorted(expected), ["body"]) == {"share": expected}
+
+
+def test_the_ids_a_reader_learned_are_forgotten_when_they_outnumber_the_documents_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process deletes documents without this reader knowing: a long-running server keeps no
+    more ids than twice the documents (and the slack), and still reads every hit right."""
+    monkeypatch.setattr(fulltext, "NAMES_SLACK", 0)
+    folder = tmp_path / "ft"
+    writer = FullTextIndex(folder)
+    reader = FullTextIndex(folder)
+    for round_ in range(6):
+        writer.apply([_doc(f"m-{round_}-{n}", "Turn", f"shared words {n}") for n in range(5)],
+                     [f"m-{round_ - 1}-{n}" for n in range(5)] if round_ else [])
+        reader.index.reload()
+        found = {hit.id for hit in reader.search("shared", 50, snippet_count=0)}
+        assert found == {f"m-{round_}-{n}" for n in range(5)}
+        assert len(reader._names._by_key) <= 2 * 5 + 5  # learned this round, at most twice the documents before

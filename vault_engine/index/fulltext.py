@@ -233,11 +233,16 @@ class FullTextIndex:
                 for rank, (memory_id, (score, address)) in enumerate(zip(ids, result.hits, strict=True))]
 
 
+NAMES_SLACK = 1024  # ids held beyond twice the documents before they are learned again
+
+
 class _Names:
     """Hits' memory ids by their keys (:func:`id_key`), each learned from its document once.
 
     A key is derived from its id, so what is learned holds for every later searcher, whatever
-    was written, deleted or merged since."""
+    was written, deleted or merged since.  The ids of deleted documents are not known here (another
+    process may delete them): when twice as many ids are held as the index has documents, they are
+    forgotten and learned again, so a long-running server holds no more than that."""
 
     def __init__(self) -> None:
         self._by_key: dict[tuple[int, int], str] = {}
@@ -246,6 +251,8 @@ class _Names:
         """The memory id of each document at ``addresses``, in order."""
         if not addresses:
             return []
+        if len(self._by_key) > 2 * searcher.num_docs + NAMES_SLACK:
+            self._by_key.clear()
         found = list(addresses)
         high, low = (searcher.fast_field_values(name, found) for name in KEY_FIELDS)
         out = []
