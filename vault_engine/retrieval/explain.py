@@ -9,7 +9,7 @@ from ..index.vectors import LANES
 from .fusion import LaneRank
 from .lanes import Lanes
 
-RERANK_WORDS = {"terms": "query words covered", "tags": "tags named in the query",
+RERANK_WORDS = {"terms": "query words covered", "tags": "tags the query names (by name, or I = user, you = assistant)",
                 "time": "date the query names", "thread": "next to a strong match",
                 "unanimous": "held below the memory every lane ranks first"}
 
