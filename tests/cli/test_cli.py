@@ -227,6 +227,33 @@ def test_import_from_stdin(run_cli: Callable[..., Result]) -> None:
     assert result.exit_code == 0 and "imported 1 memories" in result.stdout
 
 
+def test_a_chat_export_imports_turn_by_turn(run_cli: Callable[..., Result], vault: Vault, tmp_path: Path) -> None:
+    """A chat export ({role, content, ts} per line) is imported one memory per turn: who said it as a
+    tag, its time, its place in the conversation; a turn with no text (a tool call) says nothing."""
+    export = tmp_path / "trip chat.jsonl"
+    export.write_text("\n".join(json.dumps(turn) for turn in [
+        {"role": "user", "content": "I booked the Lisbon flight for May 3.", "ts": "2026-04-01T09:00:00Z"},
+        {"role": "assistant", "content": "Noted: Lisbon on May 3.", "ts": "2026-04-01T09:00:05Z"},
+        {"role": "assistant", "content": ""},
+        {"role": "human", "content": "And the hotel is near Rossio.", "tags": ["travel"]},
+        {"role": "robot", "content": "beep"},
+    ]) + "\n")
+    result = run_cli("import", str(export))
+    assert result.exit_code == 1
+    assert result.stdout.strip() == "imported 3 memories, 0 merged as evidence, 0 imported before, 1 lines failed"
+    assert result.stderr.strip() == (f"error: {export}:5: key 'role' must be one of user, assistant, system, tool, "
+                                     "got 'robot'")
+    turns = sorted((e.memory for e in vault.scan().active()), key=lambda m: m.source)
+    assert [(m.body.strip(), m.tags, m.source) for m in turns] == [
+        ("I booked the Lisbon flight for May 3.", ("user",), "conversation:trip-chat#1"),
+        ("Noted: Lisbon on May 3.", ("assistant",), "conversation:trip-chat#2"),
+        ("And the hotel is near Rossio.", ("travel", "user"), "conversation:trip-chat#4"),
+    ]
+    assert str(turns[0].occurred_at).startswith("2026-04-01")
+    again = run_cli("import", str(export))
+    assert "imported 0 memories, 0 merged as evidence, 3 imported before, 1 lines failed" in again.stdout
+
+
 # ---------------------------------------------------------------- errors
 
 

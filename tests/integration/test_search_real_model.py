@@ -105,7 +105,7 @@ def test_bad_search_input_is_one_line(run_cli: Callable[..., Result]) -> None:
     assert bad_type.exit_code == 2
 
 
-CHAT = [  # a chat log as an importer writes it: the role as a tag, the turn's place as its source
+CHAT = [  # imported turn by turn: the role as a tag, the turn's place as its source
     ("user", "Can you suggest some resources on night photography?"),
     ("assistant", "Sure! For night photography, try a photography workshop: many cities run weekend photography "
                   "workshops on night photography, long exposures and star trails, and attending one is the "
@@ -121,9 +121,8 @@ CHAT = [  # a chat log as an importer writes it: the role as a tag, the turn's p
 
 def test_the_person_of_a_question_names_the_chat_role_that_said_it(run_cli: Callable[..., Result],
                                                                    tmp_path: Path) -> None:
-    log = tmp_path / "chat.jsonl"
-    log.write_text("".join(json.dumps({"body": f"[2023-05-20] {role}: {text}", "tags": [role],
-                                       "source": f"conversation:trip#{n}"}) + "\n"
+    log = tmp_path / "chat.jsonl"  # a chat export, as chat tools write one
+    log.write_text("".join(json.dumps({"role": role, "content": text, "ts": f"2023-05-20T10:0{n}:00Z"}) + "\n"
                            for n, (role, text) in enumerate(CHAT)), encoding="utf-8")
     imported = run_cli("import", str(log))
     assert imported.exit_code == 0, imported.output

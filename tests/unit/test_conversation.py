@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from vault_engine.errors import InvalidInput, LlmUnavailable, VaultError
+from vault_engine.format import chat_turns
 from vault_engine.format.memory import Memory
 from vault_engine.history import replay
 from vault_engine.index.fakes import HashEmbedder
@@ -614,3 +615,23 @@ def test_format_detection() -> None:
 
 def test_deferred_is_a_vault_error_with_the_cause() -> None:
     assert issubclass(IngestDeferred, VaultError) and issubclass(LlmDeferred, LlmUnavailable)
+
+
+@pytest.mark.parametrize(("source", "thread"), [
+    ("chats/2026-05 trip.jsonl", "2026-05-trip"),
+    ("C:\\exports\\chat.json", "chat"),
+    ("<stdin>", "stdin"),
+    ("...jsonl", "chat"),
+])
+def test_a_chat_export_names_its_conversation_after_the_file(source: str, thread: str) -> None:
+    assert chat_turns.thread_name(source) == thread
+
+
+def test_only_a_record_without_memory_fields_is_a_chat_turn() -> None:
+    assert chat_turns.is_chat_turn({"role": "user", "content": "hi", "ts": "2026-05-01"})
+    assert not chat_turns.is_chat_turn({"role": "user", "content": "hi", "body": "a memory's own text"})
+    assert not chat_turns.is_chat_turn({"content": "no role"})
+    assert chat_turns.as_memory_record({"role": "user", "content": "hi", "source": "conversation:x#9",
+                                         "tags": ["user"]}, "t", 1) == {
+        "body": "hi", "tags": ["user"], "source": "conversation:x#9"}
+    assert chat_turns.as_memory_record({"role": "tool", "content": "  "}, "t", 2) is None

@@ -11,18 +11,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, date, datetime
 from typing import Any
 
 from ..errors import InvalidInput
+from ..format import chat_turns
+from ..format.chat_turns import ALIASES as ALIASES
+from ..format.chat_turns import LABELS as LABELS
+from ..format.chat_turns import ROLES as ROLES
+from ..format.chat_turns import parse_ts as parse_ts
 from ..format.redact import holds_secret
 from ..format.text import is_one_off
 from ..llm.base import Turn
 from ..patterns import lazy_pattern
 
-ROLES = ("user", "assistant", "system", "tool")
-ALIASES = {"human": "user", "ai": "assistant"}
-LABELS = frozenset({*ROLES, *ALIASES})
 FORMATS = ("auto", "jsonl", "text")
 
 _SESSION = lazy_pattern(r"[A-Za-z0-9._-]{1,64}")
@@ -81,50 +82,16 @@ def check_session(name: str) -> str:
     return name
 
 
-def parse_ts(value: str) -> date | datetime:
-    """An ISO 8601 date or date-time (``Z`` allowed; a naive time is UTC). Raises ``ValueError``."""
-    text = value.strip()
-    if len(text) == 10:
-        return date.fromisoformat(text)
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _check_text(content: str) -> None:
-    try:
-        content.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput("content is not valid Unicode text (a lone surrogate)") from None
-
-
 def turn_from_record(record: Mapping[str, Any]) -> Turn | None:
     """A turn from ``{"role", "content", "ts"?}`` (other keys are ignored); None for empty content.
 
     Raises:
         InvalidInput: an unknown role, content that is not text, or a ``ts`` that is not a date-time.
     """
-    role = record.get("role")
-    if not isinstance(role, str) or ALIASES.get(role.strip().lower(), role.strip().lower()) not in ROLES:
-        raise InvalidInput(f"key 'role' must be one of {', '.join(ROLES)}, got {role!r}")
-    role = ALIASES.get(role.strip().lower(), role.strip().lower())
-    if "content" not in record:
-        raise InvalidInput("key 'content' is missing")
-    content = record["content"]
-    if not isinstance(content, str):
-        raise InvalidInput(f"key 'content' must be text, got {type(content).__name__}")
-    _check_text(content)
-    ts = record.get("ts")
-    if ts is not None:
-        if not isinstance(ts, str):
-            raise InvalidInput(f"key 'ts' must be a date-time like 2026-05-01T09:14:00Z, got {ts!r}")
-        try:
-            parse_ts(ts)
-        except ValueError:
-            raise InvalidInput(f"key 'ts' must be a date-time like 2026-05-01T09:14:00Z, got {ts!r}") from None
-        ts = ts.strip()
+    role, content, ts = chat_turns.checked(record)
     if not content.strip():
         return None  # an empty turn (an assistant turn that only called a tool) says nothing
-    return Turn(role, content, ts or None)
+    return Turn(role, content, ts)
 
 
 def parse_jsonl(text: str, source: str = "<stdin>") -> list[Turn]:
@@ -229,7 +196,7 @@ def parse_text(text: str) -> list[Turn]:
             block = block[:-1]
         content = "\n".join(block)
         if content.strip():
-            _check_text(content)
+            chat_turns.check_text(content)
             turns.append(Turn(role or "user", content))
     return turns
 

@@ -12,6 +12,7 @@ from typing import Any
 from .. import senders, store
 from ..clock import now
 from ..errors import ForgottenContent, InvalidInput, VaultError
+from ..format import chat_turns
 from ..format.characters import check, check_data, escape_data
 from ..format.ids import new_memory_id
 from ..format.kinds import Scope
@@ -328,7 +329,13 @@ def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_nam
             continue
         escaped: dict[str, list[str]] = {}
         try:
-            parsed.append((number, _from_record(vault, record, stamp, source_name, escaped), record_digest(record)))
+            digest = record_digest(record)
+            if chat_turns.is_chat_turn(record):  # a chat export's turn: stored as one, beside its neighbours
+                turn = chat_turns.as_memory_record(record, chat_turns.thread_name(source_name), number)
+                if turn is None:
+                    continue
+                record = turn
+            parsed.append((number, _from_record(vault, record, stamp, source_name, escaped), digest))
         except VaultError as exc:
             exc.path, exc.line = source_name, number
             errors.append(exc)
