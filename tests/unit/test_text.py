@@ -51,6 +51,16 @@ def test_titles_summaries_and_clipping() -> None:
     assert clip("one two three four", 9) == "one two…"
 
 
+@pytest.mark.parametrize(("text", "title"), [
+    (". What are the salient features of IPR in India?", "What are the salient features of IPR in India?"),
+    (". WHAT", "WHAT"),  # a chat turn that opens with the full stop of the turn before it
+    (".", "."),
+    ("...", "..."),
+])
+def test_a_text_that_opens_with_a_full_stop_still_has_a_title(text: str, title: str) -> None:
+    assert make_title(text) == title
+
+
 @pytest.mark.parametrize(("text", "phrase"), [
     ("Not this time, skip the linter", "Not this time"),
     ("Just for today, use the staging database", "Just for today"),

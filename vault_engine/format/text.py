@@ -142,7 +142,11 @@ def make_title(text: str, limit: int = 80) -> str:
     for line in text.splitlines():
         line = line.strip().lstrip("#").strip()
         if line:
-            return clip(first_sentence(line).rstrip("."), limit)
+            title = clip(first_sentence(line).rstrip("."), limit)
+            if not title:  # the line opens with a full stop (". What are ...") or is nothing else
+                rest = line.lstrip(".…!?;:, \t")
+                title = clip(first_sentence(rest).rstrip("."), limit) if rest else ""
+            return title or clip(line, limit)
     return "Untitled memory"
 
 
