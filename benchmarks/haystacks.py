@@ -2,14 +2,15 @@
 
 A record of the development pool (``longmemeval_s_dev.json.gz``) is one question and its haystack:
 about fifty chat sessions.  :func:`sessions_of` puts the sessions in date order (the haystacks are
-not always in it) and numbers them by that order; :func:`open_vault` imports each session as its
-own chat log through ``Vault.import_jsonl`` (the core of ``memvault import``), both roles, every
-turn a record of what a chat importer writes: the body ``"[date] role: text"``, the role as its
-tag, and as its source a positional handle ``conversation:session-N#T`` (the session's place in
-date order, the turn's place in the session).  No session id reaches the vault: the evidence
-sessions' ids begin with ``answer_``, which alone would give the answer away.  A hit maps back to
-its turns by the handles of the memory (its source, and the sources of the turns it folded in as
-evidence when their text was the same).
+not always in it) and numbers them by that order; :func:`open_vault` imports each session as the
+chat export a chat tool writes (:func:`export_lines`: ``{"role", "content", "ts"}`` per line, both
+roles), a file ``session-N.jsonl`` (N: the session's place in date order), through
+``Vault.import_jsonl`` (the core of ``memvault import``).  The importer stores each turn with its
+role as a tag and ``conversation:session-N#LINE`` as its source.  No session id reaches the vault:
+the evidence sessions' ids begin with ``answer_``, which alone would give the answer away.  A hit
+maps back to its turns by the sources of the memory (its own, and those of the turns it folded in
+as evidence when their text was the same), each line's source to the turn's positional handle
+``conversation:session-N#T`` (T: the turn's place in the session).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from vault_engine.vault import Vault
 DEFAULT_DATA = BENCH_DATA / "longmemeval_s_dev.json.gz"
 _HANDLE = re.compile(r"conversation:session-(\d+)#(\d+)")
 META = "lme-haystack.json"  # kept in a built vault's .memvault/: its turn map and what building it cost
+FORMAT = "chat-export"  # how the sessions were imported (a vault built another way is built again)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +100,25 @@ def sessions_of(item: dict[str, Any]) -> tuple[list[list[Turn]], set[int]]:
     return sessions, places
 
 
-def session_records(turns: list[Turn]) -> list[str]:
-    """One session as a chat log's import lines: the body, the role as a tag, the turn's handle."""
-    return [json.dumps({"body": t.body, "tags": [t.role], "source": t.handle}) for t in turns]
+def export_lines(turns: list[Turn]) -> list[str]:
+    """One session as a chat tool exports it: ``{"role", "content", "ts"}`` per line, the session's
+    date ("2023/05/20 (Sat) 07:47") as an ISO 8601 time."""
+    out = []
+    for t in turns:
+        day, _, rest = t.date.partition(" (")
+        clock = rest.partition(") ")[2] or "00:00"
+        out.append(json.dumps({"role": t.role, "content": t.text, "ts": f"{day.replace('/', '-')}T{clock}:00Z"}))
+    return out
+
+
+def export_name(session: list[Turn]) -> str:
+    """The file a session is imported from: its place in date order."""
+    return f"session-{session[0].session if session else 0}.jsonl"
+
+
+def line_handles(sessions: list[list[Turn]]) -> dict[str, str]:
+    """The source the importer gives each line (``conversation:session-N#LINE``) -> its turn's handle."""
+    return {handle(t.session, line): t.handle for session in sessions for line, t in enumerate(session, 1)}
 
 
 @dataclass
@@ -152,7 +170,7 @@ def open_vault(item: dict[str, Any], root: Path, *, reuse: bool, changes: dict[s
     meta = root / ".memvault" / META
     if reuse and meta.is_file():
         saved = json.loads(meta.read_text(encoding="utf-8"))
-        if saved.get("changes") == changes:
+        if saved.get("changes") == changes and saved.get("format") == FORMAT:
             vault = Vault(root, _settings(root, changes, None))
             vault.sync()  # rebuilds what an older engine wrote
             return Built(vault, {k: list(v) for k, v in saved["turns"].items()}, None, saved.get("cost") or {})
@@ -171,7 +189,7 @@ def open_vault(item: dict[str, Any], root: Path, *, reuse: bool, changes: dict[s
         vault = Vault(root, settings, embedder=embedder)
         started = time.perf_counter()
         for session in sessions:
-            imported = vault.import_jsonl(session_records(session), f"session-{session[0].session if session else 0}")
+            imported = vault.import_jsonl(export_lines(session), export_name(session))
             if imported.errors:
                 raise SystemExit(f"import failed: {imported.errors[0].one_line()}")
         imported_at = time.perf_counter()
@@ -179,8 +197,10 @@ def open_vault(item: dict[str, Any], root: Path, *, reuse: bool, changes: dict[s
         done = time.perf_counter()
     cost = {"import_s": imported_at - started, "sync_s": done - imported_at, "index_s": done - started,
             "turns": sum(len(s) for s in sessions), "cold": cold}
-    turns = turn_map(vault)
-    meta.write_text(json.dumps({"changes": changes, "turns": turns, "cost": cost}, sort_keys=True),
+    by_line = line_handles(sessions)
+    turns = {memory: [by_line[s] for s in sources] for memory, sources in turn_map(vault).items()}
+    meta.write_text(json.dumps({"changes": changes, "format": FORMAT, "turns": turns, "cost": cost},
+                               sort_keys=True),
                     encoding="utf-8")
     searching = Vault(root, _settings(root, changes, None))
     return Built(searching, turns, cost, cost)

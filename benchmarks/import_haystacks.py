@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Every LongMemEval haystack of the development pool through ``import``: how many lines are refused.
 
-Each question's haystack is imported into a vault of its own, the way a user's chat export looks
-(every turn a record, both roles, each session its own chat log named by its place, never its id:
-:func:`benchmarks.haystacks.session_records`), through :meth:`Vault.import_jsonl`, what
+Each question's haystack is imported into a vault of its own, each session as the chat export a
+chat tool writes (``{"role", "content", "ts"}`` per line, both roles, a file named by the session's
+place, never its id: :func:`benchmarks.haystacks.export_lines`), through :meth:`Vault.import_jsonl`, what
 ``memvault import`` calls, with the indexes left alone (no sync: the question is what the files
 keep).  It counts the lines refused, and the records kept with ``⟨U+XXXX⟩`` escapes (with the
 code points escaped).
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.haystacks import DEFAULT_DATA, session_records, sessions_of
+from benchmarks.haystacks import DEFAULT_DATA, export_lines, export_name, sessions_of
 from vault_engine.store import create_vault
 from vault_engine.vault import Vault
 
@@ -47,17 +47,19 @@ def main() -> None:
     started = time.perf_counter()
     for item in data:
         sessions, _evidence = sessions_of(item)
-        records = [line for turns in sessions for line in session_records(turns)]
         with tempfile.TemporaryDirectory(prefix="lme-import-") as folder:
             root = Path(folder) / "vault"
             create_vault(root, git=False)
-            result = Vault(root).import_jsonl(records, "haystack")
-        lines += len(records)
-        refused += len(result.errors)
-        examples += [f"{item['question_id']}: {e.one_line()}" for e in result.errors[:2]]
-        for record in getattr(result, "escaped", []):
-            escaped += 1
-            codes.update(code for _field, found in record.fields for code in found)
+            vault = Vault(root)
+            for turns in sessions:
+                records = export_lines(turns)
+                result = vault.import_jsonl(records, export_name(turns))
+                lines += len(records)
+                refused += len(result.errors)
+                examples += [f"{item['question_id']}: {e.one_line()}" for e in result.errors[:2]]
+                for record in getattr(result, "escaped", []):
+                    escaped += 1
+                    codes.update(code for _field, found in record.fields for code in found)
     seconds = time.perf_counter() - started
     print(f"haystacks {len(data)}, lines {lines}, refused {refused}, kept with escapes {escaped} "
           f"({', '.join(f'{code} x{n}' for code, n in sorted(codes.items())) or 'none'}), {seconds:.0f} s")

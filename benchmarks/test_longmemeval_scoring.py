@@ -51,7 +51,7 @@ def test_the_sample_is_stratified_by_type_and_the_same_every_time() -> None:
     assert stratified(items, 0) == items
 
 
-def test_a_haystack_is_imported_in_date_order_with_positional_handles_and_no_session_id() -> None:
+def test_a_haystack_is_exported_in_date_order_with_positional_handles_and_no_session_id() -> None:
     item = {
         "haystack_dates": ["2023/05/02 (Tue) 10:00", "2023/05/01 (Mon) 09:00"],
         "haystack_session_ids": ["answer_abc_1", "sharegpt_xyz"],
@@ -63,10 +63,14 @@ def test_a_haystack_is_imported_in_date_order_with_positional_handles_and_no_ses
     sessions, evidence = haystacks.sessions_of(item)
     assert evidence == {1}
     assert [[t.handle for t in s] for s in sessions] == [[turn(0, 0), turn(0, 2)], [turn(1, 0)]]
-    lines = [line for s in sessions for line in haystacks.session_records(s)]
-    assert json.loads(lines[0]) == {"body": "[2023/05/01 (Mon) 09:00] user: hello", "tags": ["user"],
-                                    "source": "conversation:session-0#0"}
+    lines = [line for s in sessions for line in haystacks.export_lines(s)]
+    assert json.loads(lines[0]) == {"role": "user", "content": "hello", "ts": "2023-05-01T09:00:00Z"}
+    assert [haystacks.export_name(s) for s in sessions] == ["session-0.jsonl", "session-1.jsonl"]
     assert not any("answer_" in line or "sharegpt" in line for line in lines)
+    # The importer's source for each line (conversation:session-N#LINE) maps to its turn, past the
+    # empty turn the export leaves out.
+    assert haystacks.line_handles(sessions) == {turn(0, 1): turn(0, 0), turn(0, 2): turn(0, 2),
+                                                turn(1, 1): turn(1, 0)}
 
 
 def test_bm25_ranks_the_document_with_the_rare_word_first() -> None:
