@@ -6,11 +6,12 @@ not always in it) and numbers them by that order; :func:`open_vault` imports eac
 chat export a chat tool writes (:func:`export_lines`: ``{"role", "content", "ts"}`` per line, both
 roles), a file ``session-N.jsonl`` (N: the session's place in date order), through
 ``Vault.import_jsonl`` (the core of ``memvault import``).  The importer stores each turn with its
-role as a tag and ``conversation:session-N#LINE`` as its source.  No session id reaches the vault:
-the evidence sessions' ids begin with ``answer_``, which alone would give the answer away.  A hit
-maps back to its turns by the sources of the memory (its own, and those of the turns it folded in
-as evidence when their text was the same), each line's source to the turn's positional handle
-``conversation:session-N#T`` (T: the turn's place in the session).
+role as a tag and ``conversation:THREAD#LINE`` as its source (the thread named after the file and
+its first line).  No session id reaches the vault: the evidence sessions' ids begin with
+``answer_``, which alone would give the answer away.  A hit maps back to its turns by the sources
+of the memory (its own, and those of the turns it folded in as evidence when their text was the
+same), each line's source to the turn's positional handle ``conversation:session-N#T`` (T: the
+turn's place in the session).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 from benchmarks.harness import BENCH_DATA
 from vault_engine import config as config_mod
+from vault_engine.format import chat_turns
 from vault_engine.index.embedder import Embedder
 from vault_engine.index.model_graph import graph_folder
 from vault_engine.store import create_vault
@@ -117,8 +119,14 @@ def export_name(session: list[Turn]) -> str:
 
 
 def line_handles(sessions: list[list[Turn]]) -> dict[str, str]:
-    """The source the importer gives each line (``conversation:session-N#LINE``) -> its turn's handle."""
-    return {handle(t.session, line): t.handle for session in sessions for line, t in enumerate(session, 1)}
+    """The source the importer gives each line (``conversation:THREAD#LINE``, the thread named after
+    the session's file and its first line) -> its turn's handle."""
+    out = {}
+    for session in sessions:
+        lines = export_lines(session)
+        thread = chat_turns.thread_name(export_name(session), lines[0]) if lines else ""
+        out.update({f"conversation:{thread}#{line}": t.handle for line, t in enumerate(session, 1)})
+    return out
 
 
 @dataclass
@@ -153,7 +161,7 @@ def turn_map(vault: Vault) -> dict[str, list[str]]:
     for entry in vault.scan().active():
         memory = entry.memory
         sources = [memory.source, *(str(e.get("source", "")) for e in memory.evidence)]
-        out[memory.id] = [s for s in dict.fromkeys(sources) if _HANDLE.fullmatch(s)]
+        out[memory.id] = [s for s in dict.fromkeys(sources) if s.startswith("conversation:")]
     return out
 
 
@@ -198,7 +206,7 @@ def open_vault(item: dict[str, Any], root: Path, *, reuse: bool, changes: dict[s
     cost = {"import_s": imported_at - started, "sync_s": done - imported_at, "index_s": done - started,
             "turns": sum(len(s) for s in sessions), "cold": cold}
     by_line = line_handles(sessions)
-    turns = {memory: [by_line[s] for s in sources] for memory, sources in turn_map(vault).items()}
+    turns = {memory: [by_line[s] for s in sources if s in by_line] for memory, sources in turn_map(vault).items()}
     meta.write_text(json.dumps({"changes": changes, "format": FORMAT, "turns": turns, "cost": cost},
                                sort_keys=True),
                     encoding="utf-8")

@@ -623,8 +623,12 @@ def test_deferred_is_a_vault_error_with_the_cause() -> None:
     ("<stdin>", "stdin"),
     ("...jsonl", "chat"),
 ])
-def test_a_chat_export_names_its_conversation_after_the_file(source: str, thread: str) -> None:
-    assert chat_turns.thread_name(source) == thread
+def test_a_chat_export_names_its_conversation_after_the_file_and_its_first_turn(source: str, thread: str) -> None:
+    first = '{"role": "user", "content": "hi"}'
+    name = chat_turns.thread_name(source, first)
+    assert name.startswith(thread + "-") and len(name) == len(thread) + 7
+    assert chat_turns.thread_name(source, first + "  ") == name  # the same export, wherever it lies
+    assert chat_turns.thread_name(source, '{"role": "user", "content": "hello"}') != name  # another one
 
 
 def test_only_a_record_without_memory_fields_is_a_chat_turn() -> None:

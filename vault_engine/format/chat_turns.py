@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
@@ -69,11 +70,14 @@ def is_chat_turn(record: Mapping[str, Any]) -> bool:
     return "role" in record and "content" in record and not MEMORY_FIELDS & record.keys()
 
 
-def thread_name(source: str) -> str:
-    """The conversation a file's turns belong to, named after the file ("chats/2026-05 trip.jsonl"
-    -> "2026-05-trip"; standard input: "stdin")."""
+def thread_name(source: str, first_line: str) -> str:
+    """The conversation a file's turns belong to: the file's name and a digest of its first turn
+    ("chats/2026-05 trip.jsonl" -> "2026-05-trip-3f9a2c"; standard input: "stdin-..."), so two
+    exports both called chat.jsonl are two conversations, and one export imported again from
+    anywhere is the same one."""
     stem = "stdin" if source == "<stdin>" else source.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.")[:64] or "chat"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.")[:64] or "chat"
+    return f"{name}-{hashlib.blake2b(first_line.strip().encode('utf-8', 'surrogatepass'), digest_size=3).hexdigest()}"
 
 
 def as_memory_record(record: Mapping[str, Any], thread: str, position: int) -> dict[str, Any] | None:

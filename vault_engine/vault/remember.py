@@ -307,6 +307,7 @@ def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_nam
     """The memories of the valid lines, with their line number and record digest; each invalid
     line adds its error to ``errors``, each valid one that needed escapes its fields to ``escapes``."""
     parsed: list[tuple[int, Memory, str]] = []
+    thread = ""  # the conversation of a chat export's turns, named when the first one is read
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -331,7 +332,8 @@ def _parse_lines(vault: Vault, lines: Iterable[str], stamp: datetime, source_nam
         try:
             digest = record_digest(record)
             if chat_turns.is_chat_turn(record):  # a chat export's turn: stored as one, beside its neighbours
-                turn = chat_turns.as_memory_record(record, chat_turns.thread_name(source_name), number)
+                thread = thread or chat_turns.thread_name(source_name, line)
+                turn = chat_turns.as_memory_record(record, thread, number)
                 if turn is None:
                     continue
                 record = turn
