@@ -148,7 +148,7 @@ def _timestamp(ts: str | None) -> str | None:
     """``ts`` when it is a date-time ingest reads, else None (a turn without a time is still a turn)."""
     if not ts:
         return None
-    from ..ingest.transcripts import parse_ts
+    from ..format.chat_turns import parse_ts
 
     try:
         parse_ts(ts)

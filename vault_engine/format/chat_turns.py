@@ -10,6 +10,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..errors import InvalidInput
@@ -43,10 +44,10 @@ def checked(record: Mapping[str, Any]) -> tuple[str, str, str | None]:
     Raises:
         InvalidInput: an unknown role, content that is not text, or a ``ts`` that is not a date-time.
     """
-    role = record.get("role")
-    if not isinstance(role, str) or ALIASES.get(role.strip().lower(), role.strip().lower()) not in ROLES:
-        raise InvalidInput(f"key 'role' must be one of {', '.join(ROLES)}, got {role!r}")
-    role = ALIASES.get(role.strip().lower(), role.strip().lower())
+    given = record.get("role")
+    role = ALIASES.get(given.strip().lower(), given.strip().lower()) if isinstance(given, str) else ""
+    if role not in ROLES:
+        raise InvalidInput(f"key 'role' must be one of {', '.join(ROLES)}, got {given!r}")
     if "content" not in record:
         raise InvalidInput("key 'content' is missing")
     content = record["content"]
@@ -75,7 +76,7 @@ def thread_name(source: str, first_line: str) -> str:
     ("chats/2026-05 trip.jsonl" -> "2026-05-trip-3f9a2c"; standard input: "stdin-..."), so two
     exports both called chat.jsonl are two conversations, and one export imported again from
     anywhere is the same one."""
-    stem = "stdin" if source == "<stdin>" else source.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    stem = "stdin" if source == "<stdin>" else PurePosixPath(source.replace("\\", "/")).stem
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.")[:64] or "chat"
     return f"{name}-{hashlib.blake2b(first_line.strip().encode('utf-8', 'surrogatepass'), digest_size=3).hexdigest()}"
 

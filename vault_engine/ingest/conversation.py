@@ -43,6 +43,7 @@ from .. import fsio, locks, store
 from ..clock import now
 from ..errors import IngestDeferred, InvalidInput, LlmDeferred, LlmUnavailable, VaultError
 from ..format.characters import scrub
+from ..format.chat_turns import LABELS, parse_ts
 from ..format.ids import new_memory_id
 from ..format.memory import Memory, from_fields, memory_text, text_digest
 from ..format.redact import redact_counted
@@ -52,12 +53,12 @@ from ..history import forgotten_as, forgotten_digests
 from ..journal import PURGE_DECLINED, Event
 from ..llm.base import RECALLS, Digest, Turn
 from .transcripts import FORMATS as FORMATS  # re-exported: what callers of ingest read turns with
-from .transcripts import LABELS, parse_ts, turn_from_record
 from .transcripts import check_session as check_session
 from .transcripts import is_one_off_instruction as is_one_off_instruction
 from .transcripts import parse_jsonl as parse_jsonl
 from .transcripts import parse_text as parse_text
 from .transcripts import parse_turns as parse_turns
+from .transcripts import turn_from_record
 
 if TYPE_CHECKING:
     from ..llm.base import Llm

@@ -15,10 +15,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..format import chat_turns
-from ..format.chat_turns import ALIASES as ALIASES
-from ..format.chat_turns import LABELS as LABELS
-from ..format.chat_turns import ROLES as ROLES
-from ..format.chat_turns import parse_ts as parse_ts
+from ..format.chat_turns import ALIASES
 from ..format.redact import holds_secret
 from ..format.text import is_one_off
 from ..llm.base import Turn

@@ -339,18 +339,7 @@ def search(vault: Vault, request: SearchQuery) -> SearchResult:
     ready = kept if kept is not None and kept.indexed and kept.is_current() else None
     # A long-lived process whose indexes are built and unchanged skips the checks: they would all pass.
     if ready is None:
-        if not (vault.root / store.STATE_DIR / "catalog.sqlite").exists():
-            report = sync_soon(vault)
-            notice = report.notice or f"notice: built the search indexes ({report.plan.summary()})"
-        elif _unbuilt(vault):  # being built, or left empty by a rebuild cut short (a full disk, no model, Ctrl-C)
-            if vault.index_lock.held():  # being built right now: a reader never waits for it
-                notice = ("notice: the search indexes are being built by another memvault process; "
-                          "results may be incomplete until it is done")
-            else:  # the files decide
-                report = sync_soon(vault)
-                if not report.plan.empty:
-                    built = f"notice: the search indexes were empty; built them ({report.plan.summary()})"
-                    notice = report.notice or built
+        notice = _build_if_missing(vault) or notice
     for attempt in (1, 2, 3):
         problem = None
         try:
@@ -404,6 +393,24 @@ def searcher(vault: Vault) -> Searcher:
     if searcher is None:
         searcher = vault.kept_searcher = Searcher(vault.root, vault.config, vault.embedder(), embedding_cache(vault))
     return searcher
+
+
+def _build_if_missing(vault: Vault) -> str | None:
+    """Build the indexes when they are missing, or empty and nobody is building them; the notice
+    that says what happened (None: they were there)."""
+    if not (vault.root / store.STATE_DIR / "catalog.sqlite").exists():
+        report = sync_soon(vault)
+        return report.notice or f"notice: built the search indexes ({report.plan.summary()})"
+    if not _unbuilt(vault):
+        return None
+    # Being built, or left empty by a rebuild cut short (a full disk, no model, Ctrl-C).
+    if vault.index_lock.held():  # being built right now: a reader never waits for it
+        return ("notice: the search indexes are being built by another memvault process; "
+                "results may be incomplete until it is done")
+    report = sync_soon(vault)  # the files decide
+    if report.plan.empty:
+        return None
+    return report.notice or f"notice: the search indexes were empty; built them ({report.plan.summary()})"
 
 
 def _search_once(vault: Vault, request: SearchQuery, ready: Searcher | None = None) -> SearchResult:
