@@ -21,6 +21,7 @@ the CLI turns any of them into one stderr line and a non-zero exit code.
   + JournalError           the journal cannot be read or written
   + ModelUnavailable       the embedding model cannot be loaded
   + IndexStale             a derived index must be rebuilt from the files
+  + IndexNewer             a derived index was written by a newer memvault (neither read nor rebuilt)
   + LlmUnavailable         the language model could not answer; retry later (exit 75)
     - ReflectionFailed     a reflection run's model call failed; journaled, retried with back-off
   + IngestDeferred         a compaction could not finish; the turns stay buffered (nothing lost)
@@ -139,6 +140,12 @@ class ModelUnavailable(VaultError):
 
 class IndexStale(VaultError):
     """A derived index is missing, corrupt or from another version; rebuild it from the files."""
+
+
+class IndexNewer(VaultError):
+    """A derived index was written by a newer memvault (a higher schema version): this one neither
+    reads it nor rebuilds it, so two installed versions never rebuild each other's indexes in turn.
+    ``memvault sync --full`` rebuilds it for this version on purpose."""
 
 
 class LlmUnavailable(VaultError):

@@ -13,3 +13,23 @@ def memvault_command() -> list[str]:
     if script.name == "memvault" and script.is_file():
         return [str(script.resolve())]
     return [sys.executable, "-m", "vault_engine"]
+
+
+# Files every install of memvault replaces (pip writes each file anew, so an upgrade or a reinstall
+# changes their identity even when the text is the same).
+_MARKERS = ("__init__.py", "version.py")
+
+
+def installed_code() -> tuple[tuple[int, int, int], ...]:
+    """The identity (inode, size, modification time) of this installation's marker files as they are on
+    disk now: it differs from the one a process read at its start once memvault was upgraded or
+    reinstalled under it (that process still runs the old code)."""
+    package = Path(__file__).resolve().parent
+    out = []
+    for name in _MARKERS:
+        try:
+            found = (package / name).stat()
+            out.append((found.st_ino, found.st_size, found.st_mtime_ns))
+        except OSError:
+            out.append((0, 0, 0))
+    return tuple(out)

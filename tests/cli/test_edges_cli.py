@@ -169,3 +169,24 @@ def test_the_command_line_prints_through_one_helper() -> None:
     offenders = [path.name for path in (PACKAGE / "cli").glob("*.py")
                  if path.name != "options.py" and "click.echo(" in path.read_text(encoding="utf-8")]
     assert not offenders
+
+
+def test_indexes_a_newer_memvault_wrote_give_one_line_and_sync_full_rebuilds_them(
+        vault: Vault, run_cli: Callable[..., Result]) -> None:
+    import sqlite3
+
+    from vault_engine.index.catalog import SCHEMA_VERSION
+
+    vault.add(NewMemory("Deploys go through the staging cluster first.", title="Staging first"))
+    vault.sync()
+    db = sqlite3.connect(vault.root / ".memvault" / "catalog.sqlite")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(int(SCHEMA_VERSION) + 1),))
+    db.commit()
+    db.close()
+    _one_error(run_cli("search", "staging"), "catalog was written by a newer memvault",
+               "memvault sync --full")
+    status = run_cli("status")
+    assert status.exit_code == 0 and "newer memvault" in status.output
+    assert run_cli("sync", "--full").exit_code == 0
+    found = run_cli("search", "staging")
+    assert found.exit_code == 0 and "Staging first" in found.output

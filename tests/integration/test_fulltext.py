@@ -143,3 +143,17 @@ def test_the_ids_a_reader_learned_are_forgotten_when_they_outnumber_the_document
         found = {hit.id for hit in reader.search("shared", 50, snippet_count=0)}
         assert found == {f"m-{round_}-{n}" for n in range(5)}
         assert len(reader._names._by_key) <= 2 * 5 + 5  # learned this round, at most twice the documents before
+
+
+def test_an_index_a_newer_memvault_wrote_is_refused_and_left_alone(tmp_path: Path) -> None:
+    from vault_engine.errors import IndexNewer
+    from vault_engine.index.fulltext import SCHEMA_VERSION
+
+    folder = tmp_path / "ft"
+    FullTextIndex(folder).apply([_doc("m-a", "kept", "kept")], [])
+    prefix, number = SCHEMA_VERSION.rsplit("-", 1)
+    (folder / "VERSION").write_text(f"{prefix}-{int(number) + 1}\n")
+    files = sorted(p.name for p in folder.iterdir())
+    with pytest.raises(IndexNewer, match="full-text index was written by a newer memvault"):
+        FullTextIndex(folder)
+    assert sorted(p.name for p in folder.iterdir()) == files

@@ -247,3 +247,39 @@ def test_a_stale_catalog_alone_is_rebuilt_without_re_embedding(filled: Vault) ->
     assert report.notice and "catalog" in report.notice
     assert len(report.plan.added) == 3 and report.embedded == 0 and fake.calls == calls
     assert filled.sync(embedder=fake).plan.empty
+
+
+def _write_newer_catalog(vault: Vault) -> None:
+    import sqlite3
+
+    from vault_engine.index.catalog import SCHEMA_VERSION
+
+    db = sqlite3.connect(vault.root / STATE_DIR / "catalog.sqlite")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(int(SCHEMA_VERSION) + 1),))
+    db.commit()
+    db.close()
+
+
+def test_a_catalog_a_newer_memvault_wrote_is_refused_not_rebuilt(filled: Vault) -> None:
+    from vault_engine.errors import IndexNewer
+
+    fake = HashEmbedder()
+    filled.sync(embedder=fake)
+    _write_newer_catalog(filled)
+    catalog = filled.root / STATE_DIR / "catalog.sqlite"
+    before = catalog.read_bytes()
+    with pytest.raises(IndexNewer, match=r"catalog was written by a newer memvault .*memvault sync --full"):
+        filled.sync(embedder=fake)
+    assert catalog.read_bytes() == before  # left for the newer memvault, which reads it as it was
+    report = filled.sync(embedder=fake, full=True)  # on purpose: rebuilt for this one
+    assert report.notice and "newer memvault" in report.notice and fake.calls > 0
+    assert filled.sync(embedder=fake).plan.empty
+
+
+def test_status_says_a_newer_memvault_wrote_the_indexes(filled: Vault) -> None:
+    from vault_engine.index.sync import freshness
+
+    filled.sync(embedder=HashEmbedder())
+    _write_newer_catalog(filled)
+    state, sentence = freshness(filled.root)
+    assert state == "unreadable" and "newer memvault" in sentence and "sync --full" in sentence

@@ -251,3 +251,21 @@ def test_kept_vectors_with_the_cache_off_ask_the_model_each_time(tmp_path: Path)
     kept.embed(["Work on this project"])
     kept.embed(["Work on this project"])
     assert model.calls == 2 and not (tmp_path / "cache" / FILE).exists()
+
+
+def test_a_cache_a_newer_memvault_wrote_is_not_used_and_not_deleted(tmp_path: Path) -> None:
+    from vault_engine.index.embedding_cache import SCHEMA_VERSION
+
+    EmbeddingCache(tmp_path, 10_000_000).put_many("m", [("alpha", _vector(1))])
+    db = sqlite3.connect(tmp_path / FILE)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(int(SCHEMA_VERSION) + 1),))
+    db.commit()
+    db.close()
+    cache = EmbeddingCache(tmp_path, 10_000_000)
+    assert cache.get_many("m", 8, ["alpha"]) == {}
+    assert cache.problem is not None and "newer memvault" in cache.problem
+    lines = notices.take()
+    assert len(lines) == 1 and "newer memvault" in lines[0] and "computed afresh" in lines[0]
+    db = sqlite3.connect(tmp_path / FILE)  # still there for the newer memvault
+    assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == 1
+    db.close()

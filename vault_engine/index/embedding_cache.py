@@ -47,12 +47,15 @@ import numpy.typing as npt
 
 from . import notices
 from .embedder import DelegatingEmbedder
+from .guard import newer
 
 if TYPE_CHECKING:
     from .embedder import Embedder
 
 FILE = "embeddings.sqlite"
 SCHEMA_VERSION = "2"  # 2: a checksum with every vector (a cache of version 1 is started afresh)
+
+
 UNIT_TOLERANCE = 1e-3  # a stored vector's length may differ from 1 by this much (float32 rounding is ~1e-7)
 ROW_OVERHEAD = 64  # bytes a row costs beside its vector (key, model id, use time, B-tree)
 KEEP_AFTER_EVICTION = 0.9
@@ -92,6 +95,10 @@ def sound(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
     with np.errstate(all="ignore"):
         lengths = np.linalg.norm(vectors.astype(np.float64), axis=1)
     return np.asarray(np.isfinite(vectors).all(axis=1) & (np.abs(lengths - 1.0) <= UNIT_TOLERANCE), dtype=np.bool_)
+
+
+class _Newer(Exception):
+    """The cache was written by a newer memvault: it is left alone, not started afresh."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +141,9 @@ class EmbeddingCache:
                         db.execute(table)
                     db.execute("INSERT OR IGNORE INTO meta VALUES ('version', ?)", (SCHEMA_VERSION,))
                     found = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+                    if newer(found, SCHEMA_VERSION):  # another install's, newer: not ours to delete
+                        raise _Newer(f"it was written by a newer memvault (version {found}; this one reads "
+                                     f"{SCHEMA_VERSION})")
                     if found != SCHEMA_VERSION:
                         raise sqlite3.DatabaseError(f"cache version {found}")
                 except BaseException:
@@ -141,7 +151,7 @@ class EmbeddingCache:
                     raise
                 self._db = db
                 return db
-            except sqlite3.OperationalError as exc:  # busy, read-only, full: not damage
+            except (sqlite3.OperationalError, _Newer) as exc:  # busy, read-only, full, newer: not damage
                 self._fail(exc)
                 return None
             except sqlite3.DatabaseError as exc:  # damaged or another version: a cache, so start afresh

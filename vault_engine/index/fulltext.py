@@ -24,6 +24,7 @@ from ..errors import IndexStale, VaultError
 from ..format.text import STOPWORDS, clip, whole_fragment
 from ..patterns import lazy_pattern
 from . import segment
+from .guard import newer, written_by_newer
 
 SCHEMA_VERSION = "memvault-fulltext-4"  # 3: bigrams of the scripts written without spaces; 4: the id's key
 TEXT_FIELDS = ("title", "summary", "trigger", "body", "tags", "context", "when")
@@ -82,8 +83,12 @@ class FullTextIndex:
         self.folder = folder
         self._tantivy = tantivy
         version = folder / "VERSION"
-        if folder.exists() and (not version.exists() or version.read_text(errors="replace").strip() != SCHEMA_VERSION):
-            raise IndexStale("full-text index is from another version; it will be rebuilt", path=folder)
+        if folder.exists():
+            found = version.read_text(errors="replace").strip() if version.exists() else ""
+            if newer(found, SCHEMA_VERSION):
+                raise written_by_newer("full-text index", found, SCHEMA_VERSION, folder)
+            if found != SCHEMA_VERSION:
+                raise IndexStale("full-text index is from another version; it will be rebuilt", path=folder)
         folder.mkdir(parents=True, exist_ok=True)
         try:
             self.index = tantivy.Index(_schema(), path=str(folder), reuse=True)

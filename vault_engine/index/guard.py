@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
-from ..errors import IndexStale, VaultBusy, VaultError
+from ..errors import IndexNewer, IndexStale, VaultBusy, VaultError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -29,6 +30,27 @@ class HasPath(Protocol):
 
 
 S = TypeVar("S", bound=HasPath)
+
+
+_NUMBER_AT_END = re.compile(r"(\d+)$")
+
+
+def newer(found: str | None, ours: str) -> bool:
+    """Whether schema version ``found`` (as an index records it: "8", "memvault-fulltext-5") is newer than
+    ``ours``: the numbers they end with compared, with the same text before them."""
+    if found is None:
+        return False
+    a, b = _NUMBER_AT_END.search(found), _NUMBER_AT_END.search(ours)
+    if a is None or b is None or found[: a.start()] != ours[: b.start()]:
+        return False
+    return int(a.group(1)) > int(b.group(1))
+
+
+def written_by_newer(what: str, found: str, ours: str, path: Path) -> IndexNewer:
+    """The error for an index of schema ``found`` that a newer memvault wrote (this one reads ``ours``)."""
+    return IndexNewer(f"the {what} was written by a newer memvault (version {found}; this one reads {ours}): "
+                      "run the newer memvault, or rebuild the indexes for this one with `memvault sync --full`",
+                      path=path)
 
 
 _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_IOERR, _SQLITE_FULL = 5, 6, 10, 13
@@ -76,7 +98,8 @@ class IndexDb:
 
     Subclasses set ``what`` (for messages) and pass their table definitions and
     expected meta values; a file from another schema, model or version raises
-    :class:`IndexStale`, as does one SQLite cannot read.
+    :class:`IndexStale`, as does one SQLite cannot read; a file a newer memvault wrote (a higher
+    ``version``) raises :class:`IndexNewer` and is left as it is.
     """
 
     what = "index"
@@ -100,6 +123,9 @@ class IndexDb:
                 self._db.close()
             raise failure(exc, self.what, path) from None
         if found and found != dict(meta):
+            self._db.close()
+            if newer(found.get("version"), meta["version"]):
+                raise written_by_newer(self.what, found["version"], meta["version"], path)
             raise IndexStale(self.mismatch(found), path=path)
 
     @contextlib.contextmanager

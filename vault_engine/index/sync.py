@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import store
-from ..errors import IndexStale, MemoryFileError, VaultError
+from ..errors import IndexNewer, IndexStale, MemoryFileError, VaultError
 from ..format import threads
 from ..format.memory import content_digest
 from ..fsio import remove_temps, write_atomic
@@ -79,8 +79,9 @@ class Indexes:
     """The derived indexes of one vault, rebuilt automatically when any part is stale."""
 
     def __init__(self, root: Path, embedder: Embedder, *, vocabulary: bool = False,
-                 cache: EmbeddingCache | None = None, max_tokens: int = 256):
+                 cache: EmbeddingCache | None = None, max_tokens: int = 256, downgrade: bool = False):
         self.state_dir = root / store.STATE_DIR
+        self.downgrade = downgrade  # a part a newer memvault wrote is rebuilt too (``sync --full``), not refused
         self.embedder = embedder
         self.cache = cache  # vectors by text, shared by every vault of this machine
         self.max_tokens = max_tokens
@@ -92,18 +93,27 @@ class Indexes:
         return self.state_dir / "fulltext", self.state_dir / "vectors.sqlite", self.state_dir / "catalog.sqlite"
 
     def _try_open(self) -> tuple[FullTextIndex, VectorStore, Catalog]:
+        try:
+            return self._open_parts()
+        except IndexNewer as exc:
+            if not self.downgrade:
+                raise
+            raise IndexStale("written by a newer memvault; it is rebuilt for this one",
+                             path=exc.path) from None
+
+    def _open_parts(self) -> tuple[FullTextIndex, VectorStore, Catalog]:
         # Tantivy last: an index it holds open must not be deleted under it when another part is stale.
         ft_path, vec_path, cat_path = self._paths()
         catalog = Catalog(cat_path)
         try:
             catalog.records()
             vectors = VectorStore(vec_path, self.embedder.name, self.embedder.dim)
-        except IndexStale:
+        except (IndexStale, IndexNewer):
             catalog.close()
             raise
         try:
             fulltext = FullTextIndex(ft_path)
-        except IndexStale:
+        except (IndexStale, IndexNewer):
             vectors.close()
             catalog.close()
             raise
@@ -219,6 +229,8 @@ def freshness(root: Path) -> tuple[str, str]:
             catalog.close()
     except IndexStale as exc:
         return "unreadable", f"unreadable ({exc.message}); the next sync or search rebuilds it"
+    except IndexNewer as exc:
+        return "unreadable", exc.message
     disk = read_disk(root, load_stat_cache(state / STAT_CACHE), records)
     indexed = {i: Located(path, digest) for i, (path, digest) in records.items()}
     plan = plan_changes({i: Located(f.path, f.digest) for i, f in disk.files.items()}, indexed)

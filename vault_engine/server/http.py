@@ -387,7 +387,9 @@ def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = N
     The capture queue of the agents' hooks is drained while it serves (:mod:`vault_engine.captures`).
     """
     from ..captures import keep_kicking
+    from ..invocation import installed_code
 
+    code = installed_code()  # what this process runs, before anything else is loaded
     if not is_loopback(host):  # checked before anything is opened or loaded
         raise InvalidInput(f"refusing to listen on '{host}': memvault serve binds loopback addresses only "
                            "(127.0.0.1 or ::1), so only this machine can reach it")
@@ -407,7 +409,7 @@ def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = N
             stop = threading.Event()
             keep_kicking(service.vault.root, stop)
             try:
-                _serve_until_signal(server, idle_exit)
+                _serve_until_signal(server, idle_exit, code)
             finally:
                 stop.set()
         finally:
@@ -432,8 +434,15 @@ def _warm_up(service: MemoryService, announce: Callable[[str], None]) -> None:
         announce(f"warning: {exc.one_line()}")
 
 
-def _serve_until_signal(server: ApiServer, idle_exit: float | None = None) -> None:
+def _serve_until_signal(server: ApiServer, idle_exit: float | None = None,
+                        code: tuple[tuple[int, int, int], ...] | None = None) -> None:
+    """Serve until a signal; with ``idle_exit`` (a hooks' warm server), also until no request came for
+    that long or memvault was upgraded on disk since ``code`` was read (the next hook starts a server
+    with the new code)."""
+    from ..invocation import installed_code
+
     stop = threading.Event()
+    started_code, upgraded = code if code is not None else installed_code(), False
 
     def handler(_signum: int, _frame: object) -> None:
         stop.set()
@@ -448,6 +457,13 @@ def _serve_until_signal(server: ApiServer, idle_exit: float | None = None) -> No
             if idle_exit is not None and time.monotonic() - server.last_request > idle_exit:
                 server.log(f"no request for {idle_exit:g}s: stopping")
                 break
+            if not upgraded and installed_code() != started_code:
+                upgraded = True
+                if idle_exit is not None:
+                    server.log("memvault was upgraded on disk: stopping (the next hook starts the new one)")
+                    break
+                server.log("warning: memvault was upgraded on disk since this server started; "
+                           "restart it to run the new version")
     finally:
         server.shutdown()
         thread.join(10)

@@ -84,13 +84,14 @@ def clear_embedding_cache(vault: Vault) -> int:
     return _cache(vault).clear()
 
 
-def open_indexes(vault: Vault, embedder: Embedder | None = None) -> Indexes:
-    """The vault's indexes for writing (the caller holds the index lock and closes them)."""
+def open_indexes(vault: Vault, embedder: Embedder | None = None, *, downgrade: bool = False) -> Indexes:
+    """The vault's indexes for writing (the caller holds the index lock and closes them); with
+    ``downgrade``, parts a newer memvault wrote are rebuilt for this one instead of refused."""
     from ..index.sync import Indexes
 
     return Indexes(vault.root, embedder if embedder is not None else vault.embedder(),
                    vocabulary=vault.config.retrieval.weight_expansion > 0, cache=embedding_cache(vault),
-                   max_tokens=vault.config.embedding.max_tokens)
+                   max_tokens=vault.config.embedding.max_tokens, downgrade=downgrade)
 
 
 FILL_ROUND = 256  # memories embedded per hold of the index lock: other syncs get their turn between rounds
@@ -116,7 +117,7 @@ def sync(vault: Vault, *, full: bool = False, embedder: Embedder | None = None,
     shown = _Shown(vault.progress)
     with vault.index_lock.wanting():  # for all of it: a fill that made way does not come back in between
         with vault.index_lock.hold(on_wait=shown.other):
-            indexes = open_indexes(vault, embedder)
+            indexes = open_indexes(vault, embedder, downgrade=full)
             try:
                 try:
                     report = sync(vault.root, indexes, full=full, paths=paths, vectors=False, purged=purged)
