@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from pathlib import Path
+from typing import NoReturn
 
 
 def memvault_command() -> list[str]:
@@ -33,3 +36,30 @@ def installed_code() -> tuple[tuple[int, int, int], ...]:
         except OSError:
             out.append((0, 0, 0))
     return tuple(out)
+
+
+UPGRADE_POLL = 1.0  # seconds between looks at the install, for a daemon that restarts itself on an upgrade
+
+
+def stop_on_upgrade(stop: threading.Event) -> threading.Event:
+    """Set ``stop`` once this installation is upgraded or reinstalled on disk (see :func:`installed_code`);
+    the returned event tells that this was why.  Looks every :data:`UPGRADE_POLL` seconds, in a daemon
+    thread that ends with ``stop``."""
+    started = installed_code()
+    upgraded = threading.Event()
+
+    def look() -> None:
+        while not stop.wait(UPGRADE_POLL):
+            if installed_code() != started:
+                upgraded.set()
+                stop.set()
+
+    threading.Thread(target=look, name="memvault-upgrade-watch", daemon=True).start()
+    return upgraded
+
+
+def restart() -> NoReturn:
+    """Run this command again in this process with the code now installed (the same arguments, the same
+    process id, so a service manager sees no exit)."""
+    command = memvault_command()
+    os.execv(command[0], [*command, *sys.argv[1:]])

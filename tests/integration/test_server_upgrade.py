@@ -1,8 +1,9 @@
-"""A server started from one install of memvault, and that install upgraded under it (pip writes every file
+"""A daemon started from one install of memvault, and that install upgraded under it (pip writes every file
 anew): the hooks' warm server stops, so the next hook starts one with the new code; ``memvault serve`` started
-by a person keeps serving and says once that it runs the old version.
+by a person keeps serving and says once that it runs the old version; ``memvault watch`` restarts itself with
+the new code in the same process.
 
-The server runs from a copy of the package (``PYTHONPATH``), so upgrading it touches nothing of this checkout.
+Each runs from a copy of the package (``PYTHONPATH``), so upgrading it touches nothing of this checkout.
 """
 
 from __future__ import annotations
@@ -82,3 +83,28 @@ def test_a_server_a_person_started_keeps_serving_and_says_so_once(
         process.terminate()
         output, _ = process.communicate(timeout=60)
     assert output.count("memvault was upgraded on disk since this server started") == 1, output
+
+
+def test_memvault_watch_restarts_itself_with_the_upgraded_install(
+        tmp_path: Path, make_vault: Callable[..., Vault]) -> None:
+    vault = make_vault()
+    install = tmp_path / "install"
+    shutil.copytree(PACKAGE, install / "vault_engine", ignore=shutil.ignore_patterns("__pycache__"))
+    log = tmp_path / "watch.log"
+    with log.open("w") as out:
+        process = subprocess.Popen([sys.executable, "-m", "vault_engine", "--vault", str(vault.root), "watch"],
+                                   env={**os.environ, "PYTHONPATH": str(install)}, stdout=out,
+                                   stderr=subprocess.STDOUT, text=True, cwd=str(tmp_path))
+    try:
+        _poll(lambda: "watching for changes" in log.read_text())
+        _reinstall(install / "vault_engine")
+        _poll(lambda: log.read_text().count("watching for changes") == 2)
+        assert process.poll() is None  # the same process, running the new code
+        vault.add(NewMemory("Releases are cut on Thursdays.", title="Release day"))
+        _poll(lambda: "1 added" in log.read_text().split("restarting with the new version")[-1])
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    text = log.read_text()
+    assert text.count("memvault was upgraded on disk: restarting with the new version") == 1, text
+    assert text.rstrip().endswith("stopped"), text

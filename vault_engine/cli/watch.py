@@ -131,7 +131,8 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     Prints one line per sync that changed the indexes (one JSON object per
     sync with --json) and a warning per newly invalid file; a failed sync
     (vault busy) is retried. Ctrl-C or SIGTERM stops it after the sync in
-    progress.
+    progress. Once memvault is upgraded under it, it restarts itself with
+    the new version (the same process).
 
     \b
     Example:
@@ -139,14 +140,19 @@ def watch_(settings: Settings, debounce_ms: int | None) -> None:
     """
     from ..captures import keep_kicking
     from ..daemon.watch import watch
+    from ..invocation import restart, stop_on_upgrade
 
     vault = settings.open_vault()
     bar = vault.progress
     if bar is not None:
         vault.progress = lambda done, total: bar(done, total) if total >= PROGRESS_MIN_MEMORIES else None
     stop = threading.Event()
+    upgraded = stop_on_upgrade(stop)
     keep_kicking(vault.root, stop)  # the agents' queued captures are stored while it watches
     with _stop_on_signals(stop):
         watch(vault, on_report=lambda update: _print(settings, update), debounce_ms=debounce_ms, stop_event=stop,
               quiet_vault=True)
+    if upgraded.is_set():
+        echo("memvault was upgraded on disk: restarting with the new version", err=True)
+        restart()
     echo("stopped", err=True)
