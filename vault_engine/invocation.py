@@ -38,6 +38,14 @@ def installed_code() -> tuple[tuple[int, int, int], ...]:
     return tuple(out)
 
 
+AT_IMPORT = installed_code()  # the install as it was when this process first needed to know
+
+
+def upgraded_since_start() -> bool:
+    """Whether memvault was upgraded or reinstalled on disk since this process read :data:`AT_IMPORT`."""
+    return installed_code() != AT_IMPORT
+
+
 UPGRADE_POLL = 1.0  # seconds between looks at the install, for a daemon that restarts itself on an upgrade
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from ..errors import IndexNewer, IndexStale, VaultBusy, VaultError
+from ..invocation import upgraded_since_start
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -48,6 +49,10 @@ def newer(found: str | None, ours: str) -> bool:
 
 def written_by_newer(what: str, found: str, ours: str, path: Path) -> IndexNewer:
     """The error for an index of schema ``found`` that a newer memvault wrote (this one reads ``ours``)."""
+    if upgraded_since_start():  # a long-running process of the old install: the upgrade rebuilt the indexes
+        return IndexNewer(f"the {what} was written by a newer memvault (version {found}; this process reads "
+                          f"{ours}): memvault was upgraded since this process started; restart it (an agent's "
+                          "MCP server: start a new session)", path=path)
     return IndexNewer(f"the {what} was written by a newer memvault (version {found}; this one reads {ours}): "
                       "run the newer memvault, or rebuild the indexes for this one with `memvault sync --full`",
                       path=path)
