@@ -261,16 +261,61 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
     )
 
 
-def cache_folder(settings: CacheSettings, environ: Mapping[str, str] | None = None) -> Path:
+@dataclass(frozen=True, slots=True)
+class CachePlace:
+    """Where memvault keeps its caches, and why the folder set (or the default one) was passed over."""
+
+    folder: Path
+    refused: str | None = None  # "the cache folder X is not used (why); memvault keeps its caches in Y"
+
+
+def cache_place(settings: CacheSettings, vault: Path | None = None,
+                environ: Mapping[str, str] | None = None) -> CachePlace:
     """memvault's cache folder, shared by every vault of this user: ``[cache] dir`` (``~`` expanded),
-    else ``$XDG_CACHE_HOME/memvault``, else ``~/.cache/memvault``."""
+    else ``$XDG_CACHE_HOME/memvault``, else ``~/.cache/memvault``.
+
+    What a cache holds is read back and trusted (the model's graph, vectors, the MCP tool list an agent
+    is shown), so a folder another user could write to, or one inside ``vault`` (whose files every
+    teammate can commit; ``[cache] dir`` itself may come from a teammate's ``memvault.toml``), is passed
+    over for the default one, else for the vault's own ``.memvault/cache``."""
     env = environment(environ)
+    default = (Path(env.cache_home) / "memvault" if env.cache_home
+               else Path(env.home or Path.home()) / ".cache" / "memvault")
+    candidates = [default]
     if settings.dir:
         folder = Path(settings.dir)
-        return Path(env.home, *folder.parts[1:]) if folder.parts[:1] == ("~",) and env.home else folder
-    if env.cache_home:
-        return Path(env.cache_home) / "memvault"
-    return Path(env.home or Path.home()) / ".cache" / "memvault"
+        chosen = Path(env.home, *folder.parts[1:]) if folder.parts[:1] == ("~",) and env.home else folder
+        candidates.insert(0, chosen)
+    if vault is not None:
+        candidates.append(vault / STATE_DIR / "cache")
+    first: tuple[Path, str] | None = None
+    for folder in candidates:
+        problem = _untrusted(folder, vault)
+        if problem is None:
+            return CachePlace(folder, None if first is None else
+                              f"the cache folder {first[0]} is not used ({first[1]}); memvault keeps its caches "
+                              f"in {folder}")
+        first = first or (folder, problem)
+    return CachePlace(candidates[-1])  # nowhere better: as before
+
+
+def _untrusted(folder: Path, vault: Path | None) -> str | None:
+    from .fsio import others_can_write
+
+    if not folder.is_absolute():
+        return "a relative path, which would change with the folder a command runs in"
+    if vault is not None:
+        inside = folder.resolve(strict=False)
+        root = vault.resolve(strict=False)
+        if inside.is_relative_to(root) and not inside.is_relative_to(root / STATE_DIR):
+            return "it lies inside the vault, whose files anyone who shares it can commit"
+    return others_can_write(folder)
+
+
+def cache_folder(settings: CacheSettings, environ: Mapping[str, str] | None = None, *,
+                 vault: Path | None = None) -> Path:
+    """The folder :func:`cache_place` chooses."""
+    return cache_place(settings, vault, environ).folder
 
 
 # What the libraries memvault loads are told through their own variables, set before they load.

@@ -341,3 +341,33 @@ def remove(target: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         target.unlink()
     _fsync_dir(target.parent)
+
+
+def others_can_write(folder: Path) -> str | None:
+    """Why another user could put files in ``folder`` (or the nearest folder above it that exists, or
+    any folder above that), or None when only this user (and root) can: each belongs to this user or
+    root and is writable by no one else, unless it is a sticky folder above it (``/tmp``: others may
+    add entries there, not replace ours).  What memvault reads back from a cache there it would trust; POSIX only."""
+    if os.name != "posix":
+        return None
+    me, my_group = os.geteuid(), os.getegid()
+    try:
+        path = folder.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return f"{folder} cannot be resolved"
+    for part in (path, *path.parents):
+        try:
+            found = part.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # made later, by this user (or never: its writers say why)
+        except OSError as exc:
+            return f"{part} cannot be looked at ({reason(exc)})"
+        if found.st_uid not in (me, 0):
+            return f"{part} belongs to another user"
+        if found.st_mode & stat.S_ISVTX and part != path:  # not the folder itself: others may add files there
+            continue
+        if found.st_mode & stat.S_IWOTH:
+            return f"{part} is writable by every user"
+        if found.st_mode & stat.S_IWGRP and found.st_gid != my_group:
+            return f"{part} is writable by its group"
+    return None

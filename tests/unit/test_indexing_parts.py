@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from vault_engine.cli.options import ProgressBar
-from vault_engine.config import CacheSettings, cache_folder
+from vault_engine.config import CacheSettings, cache_folder, cache_place
 from vault_engine.index.derived import parse_span, sentence_span, span_text
 
 
@@ -44,3 +44,49 @@ def test_the_progress_bar_shows_rate_and_time_left(done: int, capsys: pytest.Cap
     line = capsys.readouterr().err.split("\r")[-1]
     assert f"{done}/10 memories" in line and f"{done / 2:.0f}/s" in line
     assert ("left" in line) == (done < 10)
+
+
+def test_a_cache_folder_others_could_write_is_passed_over_for_the_default(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path / "home")}
+    (tmp_path / "home").mkdir()
+    default = tmp_path / "home" / ".cache" / "memvault"
+    shared = tmp_path / "team-cache"
+    shared.mkdir()
+    shared.chmod(0o777)  # any user of the machine could plant a tool list or vectors there
+    place = cache_place(CacheSettings(dir=str(shared)), None, env)
+    assert place.folder == default
+    assert place.refused == (f"the cache folder {shared} is not used ({shared} is writable by every user); "
+                             f"memvault keeps its caches in {default}")
+    shared.chmod(0o1777)  # sticky: others may still add files to it
+    assert cache_place(CacheSettings(dir=str(shared)), None, env).folder == default
+    below = shared / "mine"  # made by this user below a sticky folder (/tmp): nobody else can add to it
+    assert cache_place(CacheSettings(dir=str(below)), None, env) == cache_place(CacheSettings(dir=str(below)))
+    assert cache_folder(CacheSettings(dir=str(below)), env) == below
+    shared.chmod(0o755)
+    assert cache_place(CacheSettings(dir=str(shared)), None, env).refused is None
+
+
+def test_a_cache_folder_of_another_user_or_inside_the_vault_or_relative_is_passed_over(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"HOME": str(tmp_path / "home")}
+    vault = tmp_path / "vault"
+    (vault / ".memvault").mkdir(parents=True)
+    default = tmp_path / "home" / ".cache" / "memvault"
+    committed = cache_place(CacheSettings(dir=str(vault / "attachments" / "cache")), vault, env)
+    assert committed.folder == default and committed.refused is not None
+    assert "it lies inside the vault, whose files anyone who shares it can commit" in committed.refused
+    assert cache_folder(CacheSettings(dir=str(vault / ".memvault" / "cache")), env, vault=vault) == (
+        vault / ".memvault" / "cache")  # the vault's private state is never shared
+    relative = cache_place(CacheSettings(dir="caches"), vault, env)
+    assert relative.folder == default and relative.refused is not None and "a relative path" in relative.refused
+    import os
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    if os.geteuid() == 0:
+        os.chown(theirs, 12345, 12345)  # another user's folder
+    else:  # this user's folders look like another's to a process of a different user
+        monkeypatch.setattr(os, "geteuid", lambda: os.stat(tmp_path).st_uid + 1)
+    foreign = cache_place(CacheSettings(dir=str(theirs)), vault, env)
+    assert foreign.folder != theirs
+    assert foreign.refused is not None and f"{theirs} belongs to another user" in foreign.refused

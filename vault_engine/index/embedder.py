@@ -279,7 +279,7 @@ def vault_embedder(root: Path, config: VaultConfig) -> FastEmbedder:
     from ..config import STATE_DIR, cache_folder
 
     return shared_embedder(config.embedding, root / STATE_DIR / "models",
-                           model_graph.graph_folder(cache_folder(config.cache)))
+                           model_graph.graph_folder(cache_folder(config.cache, vault=root)))
 
 
 def shared_embedder(settings: EmbeddingSettings, cache_dir: Path, graph_dir: Path | None = None) -> FastEmbedder:

@@ -334,7 +334,7 @@ def _tools_file(root: Path, protocol: str) -> Path | None:
         digest = hashlib.sha256(f"{version()}\0{installed('mcp')}\0{protocol}".encode())
         for name in TOOL_SOURCES:
             digest.update((PACKAGE / name).read_bytes())
-        return cache_folder(load(root).cache) / TOOLS_FILE.format(digest.hexdigest()[:16])
+        return cache_folder(load(root).cache, vault=root) / TOOLS_FILE.format(digest.hexdigest()[:16])
     except Exception:  # a missing file or package, or a config error (the server's to report): nothing kept
         return None
 

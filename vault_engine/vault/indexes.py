@@ -23,11 +23,15 @@ if TYPE_CHECKING:
 
 def _cache(vault: Vault) -> EmbeddingCache:
     """The embedding cache of this user (``[cache]``); bound 0 when it is turned off."""
-    from ..config import cache_folder
+    from ..config import cache_place
+    from ..index import notices
     from ..index.embedding_cache import EmbeddingCache
 
     settings = vault.config.cache
-    return EmbeddingCache(cache_folder(settings), max(0, settings.embeddings_mb) * 1_000_000)
+    place = cache_place(settings, vault.root)
+    if place.refused is not None:
+        notices.note("cache-folder", f"notice: {place.refused}")
+    return EmbeddingCache(place.folder, max(0, settings.embeddings_mb) * 1_000_000)
 
 
 def embedding_cache(vault: Vault) -> EmbeddingCache | None:
