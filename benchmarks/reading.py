@@ -10,6 +10,7 @@ as the same int8 graph the vault runs, the way anyone would embed a chat log wit
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 import time
 from collections.abc import Sequence
@@ -76,7 +77,11 @@ def _fastembed(graph: Path) -> Any:
     folder = Path(tempfile.mkdtemp(prefix="lme-fastembed-"))
     model_dir = folder / "model"
     model_dir.mkdir()
-    (model_dir / "model.onnx").symlink_to(graph)
+    # Copies, not links: onnxruntime refuses a graph's external weights that resolve outside the folder
+    # of the graph it was given (the int8 graph keeps its weights in a file beside it).
+    shutil.copyfile(graph, model_dir / "model.onnx")
+    for weights in graph.parent.glob(graph.name + ".weights"):
+        shutil.copyfile(weights, model_dir / weights.name)
     special = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]", "cls_token": "[CLS]",
                "mask_token": "[MASK]"}
     settings = EmbeddingSettings()
