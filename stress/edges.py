@@ -36,10 +36,10 @@ from typing import Any
 
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.limits import MAX_DOCUMENT, MAX_TEXT
+from vault_engine.served import Served
 from vault_engine.server import http as http_api
 from vault_engine.server import requests as schemas
 from vault_engine.server.mcp import TOOLS_BY_NAME, call_tool
-from vault_engine.server.served import Served
 from vault_engine.server.service import MemoryService
 from vault_engine.vault import NewMemory, Vault
 

@@ -43,9 +43,9 @@ from vault_engine.context.director import TaskRequest, build
 from vault_engine.format.memory import render
 from vault_engine.index.fakes import HashEmbedder
 from vault_engine.retrieval.searcher import SearchQuery
+from vault_engine.served import Served
 from vault_engine.server import http as http_api
 from vault_engine.server.mcp import CurrentProject, call_tool
-from vault_engine.server.served import Served
 from vault_engine.server.service import MemoryService
 from vault_engine.vault import NewMemory, Vault
 from vault_engine.vault.reading import catalog_paths

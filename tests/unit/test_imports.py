@@ -103,7 +103,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("retrieval",),
     ("index",),
     ("llm",),
-    ("store", "copies", "history", "journal", "captures", "gitclone", "senders"),
+    ("store", "copies", "history", "journal", "captures", "gitclone", "senders", "served"),
     ("format",),
     ("config", "location", "invocation", "errors", "limits", "clock", "version", "fsio", "locks", "patterns"),
 )

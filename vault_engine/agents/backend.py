@@ -11,14 +11,12 @@ HTTP API answers (``contract/``), so the hook does not care which it talks to.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..vault import Vault
 
-SERVE_FILE = ".memvault/serve.json"  # as server/http.py writes it
 REQUEST_TIMEOUT = 10.0  # seconds; past it the hook answers in-process instead
 
 
@@ -44,19 +42,14 @@ class ServedVault:
 
     @classmethod
     def find(cls, root: Path) -> ServedVault | None:
-        """The server ``root``'s ``serve.json`` names, if its process is alive."""
-        try:
-            data = json.loads((root / SERVE_FILE).read_text(encoding="utf-8"))
-            host, port, token, pid = str(data["host"]), int(data["port"]), str(data["token"]), int(data["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
+        """The server ``root``'s ``serve.json`` names (only one this user's server wrote, on a loopback
+        address: :func:`~vault_engine.served.read_served`), if its process is alive."""
+        from ..served import alive, read_served
+
+        served = read_served(root)
+        if served is None or not alive(served.pid):
             return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            pass  # alive, another user's: the request will tell
-        return cls(host, port, token)
+        return cls(served.host, served.port, served.token)
 
     def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         import http.client

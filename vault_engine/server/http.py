@@ -47,8 +47,8 @@ from .. import errors, locks, store
 from ..errors import InvalidInput, VaultError
 from ..fsio import write_atomic
 from ..patterns import lazy_pattern
+from ..served import API_VERSION, SERVE_FILE, SERVE_LOCK, Served, alive, read_served, serve_file  # noqa: F401
 from .requests import OPERATIONS
-from .served import API_VERSION, SERVE_FILE, SERVE_LOCK, Served, alive, read_served, serve_file  # noqa: F401
 from .service import MemoryService
 from .views import error_json
 

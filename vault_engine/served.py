@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import store
+from . import store
 
 API_VERSION = 1
 SERVE_FILE = "serve.json"
@@ -39,13 +40,27 @@ def serve_file(root: Path) -> Path:
     return root / store.STATE_DIR / SERVE_FILE
 
 
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})  # where a server of memvault listens: nowhere else
+
+
 def read_served(root: Path) -> Served | None:
-    """The server recorded for the vault at ``root``, if any (it may have ended without removing the file)."""
+    """The server recorded for the vault at ``root``, if any (it may have ended without removing the file).
+
+    Only a file the server could have written counts: a regular file of this user that no one else may
+    read or write (the server writes it 0600), naming a loopback address.  A ``serve.json`` that came
+    with a teammate's commit (git checks files out 0644) or any other one would send this user's
+    prompts, with a token, wherever it says, and show its answers to the agent as memories."""
+    path = serve_file(root)
     try:
-        data = json.loads(serve_file(root).read_text(encoding="utf-8"))
-        return Served(str(data["host"]), int(data["port"]), str(data["token"]), int(data["pid"]))
+        found = os.lstat(path)
+        if (not stat.S_ISREG(found.st_mode) or found.st_mode & 0o077
+                or (hasattr(os, "geteuid") and found.st_uid != os.geteuid())):
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+        served = Served(str(data["host"]), int(data["port"]), str(data["token"]), int(data["pid"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return served if served.host in LOOPBACK and 0 < served.port < 65536 else None
 
 
 def alive(pid: int) -> bool:
