@@ -7,8 +7,10 @@ all write with the same sender; ``source`` says which of them it was
 git, the context marks a memory whose sender is not the current one, so an
 agent knows it is reading what someone else learned.
 
-The current sender is ``[vault] sender`` (or ``MEMVAULT_VAULT_SENDER``), else
-the ``user.name`` git uses in the vault's repository, else unknown.  A memory
+The current sender is ``MEMVAULT_VAULT_SENDER``, else the ``user.name`` git uses
+in the vault's repository, else ``[vault] sender`` in ``memvault.toml`` (a file
+every clone of a shared vault has: a name committed there must not make
+everyone write as that person), else unknown.  A memory
 without ``sender`` (every memory written before the key existed) is never
 marked, and nothing is marked while the current sender is unknown: there is
 no telling who is "another" then.
@@ -57,12 +59,19 @@ def why(sender: str) -> str:
     return f"{ANOTHER}: {sender}"
 
 
-def current_sender(root: Path, configured: str) -> str | None:
-    """Who this vault writes as: ``configured`` (``[vault] sender``), else git's ``user.name`` in the
-    vault's repository (a vault that is no git repository has none), else None."""
+def current_sender(root: Path, configured: str, *, from_environment: bool = False) -> str | None:
+    """Who this vault writes as: ``configured`` when this machine chose it (``MEMVAULT_VAULT_SENDER``:
+    ``from_environment``), else git's ``user.name`` in the vault's repository, else ``configured`` from
+    ``memvault.toml``, else None.  In a vault a team shares, ``memvault.toml`` is everyone's: a sender
+    committed there would make every clone write as that one person, so each person's git name
+    comes first."""
     chosen = clean(configured)
-    if chosen is not None:
+    if chosen is not None and from_environment:
         return chosen
+    return _git_user_name(root) or chosen
+
+
+def _git_user_name(root: Path) -> str | None:
     if git_dir(root) is None:
         return None
     try:

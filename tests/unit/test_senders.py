@@ -90,7 +90,7 @@ def git(where: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(where), *args], check=True, capture_output=True)
 
 
-def test_the_setting_comes_first_then_git_user_name(tmp_path: Path) -> None:
+def test_this_machines_choice_comes_first_then_git_user_name_then_the_shared_file(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     assert senders.current_sender(plain, "") is None  # no git repository, no setting
@@ -98,9 +98,24 @@ def test_the_setting_comes_first_then_git_user_name(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     git(tmp_path, "init", "-q", str(repo))
     assert senders.current_sender(repo, "") is None  # a repository without a user.name (HOME is empty)
+    assert senders.current_sender(repo, "ada") == "ada"  # the file's, when git names no one
     git(repo, "config", "user.name", "Bob  Stone")
     assert senders.current_sender(repo, "") == "Bob Stone"
-    assert senders.current_sender(repo, "ada") == "ada"
+    # A sender committed in the shared memvault.toml does not make Bob write as ada; his own variable does.
+    assert senders.current_sender(repo, "ada") == "Bob Stone"
+    assert senders.current_sender(repo, "ada", from_environment=True) == "ada"
+
+
+def test_a_vault_reads_whether_this_machine_chose_its_sender(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    git(tmp_path, "init", "-q", str(repo))
+    git(repo, "config", "user.name", "bob")
+    (repo / "memvault.toml").write_text('[vault]\nsender = "ada"\n')  # committed by ada
+    monkeypatch.delenv("MEMVAULT_VAULT_SENDER", raising=False)
+    assert Vault(repo, config_mod.load(repo)).sender == "bob"
+    monkeypatch.setenv("MEMVAULT_VAULT_SENDER", "bob-laptop")
+    assert Vault(repo, config_mod.load(repo)).sender == "bob-laptop"
 
 
 def test_the_setting_is_read_from_the_file_and_the_environment(tmp_path: Path) -> None:

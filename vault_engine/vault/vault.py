@@ -129,12 +129,14 @@ class Vault:
 
     @property
     def sender(self) -> str | None:
-        """Who this vault writes as (``[vault] sender``, else git's user.name; see
-        :mod:`vault_engine.senders`), looked up once; None: unknown."""
+        """Who this vault writes as (``MEMVAULT_VAULT_SENDER``, else git's user.name, else ``[vault]
+        sender``; see :mod:`vault_engine.senders`), looked up once; None: unknown."""
         if self._sender is None:
+            from ..config import environment
             from ..senders import current_sender
 
-            self._sender = (current_sender(self.root, self.config.vault.sender),)
+            here = any(name == "MEMVAULT_VAULT_SENDER" for name, _value in environment().settings)
+            self._sender = (current_sender(self.root, self.config.vault.sender, from_environment=here),)
         return self._sender[0]
 
     def after_write(self, touched: Iterable[Path]) -> None:
