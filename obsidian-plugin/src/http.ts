@@ -35,6 +35,26 @@ export interface HttpOptions {
 	timeoutMs: () => number;
 }
 
+/** What lstat tells of serve.json (Node's fs.Stats has these). */
+export interface ServeFileStat {
+	isFile(): boolean;
+	mode: number;
+	uid: number;
+}
+
+/**
+ * Why serve.json is not one this user's `memvault serve` wrote (it writes it mode 0600), or null when it
+ * may be: a link, another user's file, or one others may read (git checks a committed file out 0644:
+ * a teammate's serve.json would get this user's searches and token). `uid` null (Windows): not checked.
+ */
+export function refusedServeFile(stat: ServeFileStat, uid: number | null): string | null {
+	if (uid === null) return null;
+	if (!stat.isFile()) return `${SERVE_FILE} is not a regular file`;
+	if (stat.uid !== uid) return `${SERVE_FILE} belongs to another user`;
+	if ((stat.mode & 0o077) !== 0) return `${SERVE_FILE} may be read by other users, so no server of yours wrote it`;
+	return null;
+}
+
 /** serve.json as written by `memvault serve`; anything else means "no server". */
 export function parseServeInfo(text: string): ServeInfo {
 	let data: unknown;

@@ -4,7 +4,7 @@ import { FileSystemAdapter, Platform, Plugin, debounce, requestUrl } from "obsid
 import { CliTransport, type ExecFileFn } from "./cli";
 import { EngineRouter, TransportUnavailable, errorLine } from "./client";
 import { registerCommands } from "./commands";
-import { HttpTransport, SERVE_FILE } from "./http";
+import { HttpTransport, SERVE_FILE, refusedServeFile } from "./http";
 import { UNAVAILABLE, statusText, statusTooltip } from "./messages";
 import { DEFAULT_SETTINGS, MemvaultSettingTab, normalizeSettings, type MemvaultSettings } from "./settings";
 import { MemoryPanelView, VIEW_TYPE } from "./view";
@@ -52,7 +52,16 @@ export default class MemvaultPlugin extends Plugin {
 		const adapter = this.app.vault.adapter;
 		const http = new HttpTransport({
 			requestUrl: (request) => requestUrl(request),
-			readServeFile: async () => ((await adapter.exists(SERVE_FILE)) ? adapter.read(SERVE_FILE) : null),
+			readServeFile: async () => {
+				if (!(await adapter.exists(SERVE_FILE))) return null;
+				if (adapter instanceof FileSystemAdapter && Platform.isDesktop && process.platform !== "win32") {
+					const fs = await import("fs");
+					const stat = await fs.promises.lstat(adapter.getFullPath(SERVE_FILE));
+					const refused = refusedServeFile(stat, process.getuid?.() ?? null);
+					if (refused !== null) throw new TransportUnavailable(refused);
+				}
+				return adapter.read(SERVE_FILE);
+			},
 			timeoutMs,
 		});
 		const cli = new CliTransport({

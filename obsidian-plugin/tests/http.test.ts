@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { CliTransport, type ExecFileFn } from "../src/cli";
 import { EngineError, EngineRouter, TransportUnavailable, type TransportMode } from "../src/client";
 import { ContractError } from "../src/contract";
-import { HttpTransport, SERVE_FILE, parseServeInfo, type RequestUrlFn } from "../src/http";
+import { HttpTransport, SERVE_FILE, parseServeInfo, refusedServeFile, type RequestUrlFn } from "../src/http";
 
 const CONTRACT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "contract");
 const fixture = (name: string): string => readFileSync(join(CONTRACT, name), "utf8");
@@ -201,5 +201,18 @@ describe("the transport chooser", () => {
 		await cliOnly.router.status();
 		expect(cliOnly.requests).toEqual([]);
 		expect(cliOnly.cliCalls).toEqual([["--vault", "/v", "--json", "status"]]);
+	});
+});
+
+describe("serve.json's owner and mode", () => {
+	const stat = (mode: number, uid = 501, file = true) => ({ isFile: () => file, mode: 0o100000 | mode, uid });
+
+	it("believes only this user's file that no one else may read, as memvault serve writes it", () => {
+		expect(refusedServeFile(stat(0o600), 501)).toBeNull();
+		// A committed serve.json, as git checks it out: a teammate's listener would get the searches and token.
+		expect(refusedServeFile(stat(0o644), 501)).toMatch(/may be read by other users/);
+		expect(refusedServeFile(stat(0o600, 502), 501)).toMatch(/belongs to another user/);
+		expect(refusedServeFile(stat(0o600, 501, false), 501)).toMatch(/not a regular file/);
+		expect(refusedServeFile(stat(0o644), null)).toBeNull(); // Windows: no owner or mode to check
 	});
 });
