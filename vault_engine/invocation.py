@@ -1,4 +1,5 @@
-"""How another program runs this installation of memvault: an agent's hooks, git's merge drivers."""
+"""How another program runs this installation of memvault (an agent's hooks, git's merge drivers), and
+whether it was upgraded under a process that still runs the old code."""
 
 from __future__ import annotations
 
