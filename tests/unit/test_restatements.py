@@ -16,6 +16,10 @@ DISTINCT = [  # (older, newer, the reason's words)
     ("Python 3.11 reaches end of life in October 2027.", "Python 3.12 reaches end of life in October 2027.",
      "different versions (3.11, 3.12)"),
     ("Python 3.11 is used by service A.", "Python 3.11 is used by service B.", "different services (A, B)"),
+    ("The meeting room 4.12 has a projector.", "The meeting room 4.15 has a projector.",
+     "different rooms (4.12, 4.15)"),  # a dotted number a plain word names is no version
+    ("The runbook section 2.4 covers the dashboards.", "The runbook section 2.5 covers the dashboards.",
+     "different sections (2.4, 2.5)"),
     ("db1.internal hosts the billing database.", "db2.internal hosts the billing database.",
      "different hosts (db1.internal, db2.internal)"),
     ("The billing service listens on port 8080.", "The search service listens on port 9090.",

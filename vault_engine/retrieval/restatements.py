@@ -165,15 +165,16 @@ _DAY = lazy_pattern(r"\d{4}-\d\d-\d\d")
 
 
 def _named(tokens: tuple[str, ...], kinds: tuple[str, ...], start: int, end: int, subject_end: int) -> str:
-    """What the identifier at ``start:end`` names, in the plural: a version ("Python 3.11"), else the plain
-    noun right before it ("customer 1042", "rule number 3") or after it in the subject ("the 2026-03-01
+    """What the identifier at ``start:end`` names, in the plural: a version ("Python 3.11", not "room 4.12"),
+    else the plain noun right before it ("customer 1042", "rule number 3") or after it in the subject ("the 2026-03-01
     release"), else a host or a path by its form; "subjects" when nothing says ("Alice owns ...")."""
     token = tokens[start]
-    if kinds[start] == NUMBER_KIND and "." in token:
-        return "versions"
     i = start - 1
     while i >= 0 and tokens[i] in _COUNTERS:
         i -= 1
+    if kinds[start] == NUMBER_KIND and "." in token:  # "Python 3.11", unless a plain word names it ("room 4.12")
+        return plural(tokens[i]) if i >= 0 and kinds[i] == WORD and tokens[i] not in STOPWORDS \
+            and tokens[i].isalpha() else "versions"
     for j in (i, end if end < subject_end else -1):
         if j >= 0 and kinds[j] in (LEADING, WORD) and tokens[j] not in STOPWORDS and tokens[j].isalpha():
             return plural(tokens[j])
