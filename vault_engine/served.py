@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import store
+from .config import STATE_DIR
 
 API_VERSION = 1
 SERVE_FILE = "serve.json"
@@ -37,7 +37,7 @@ class Served:
 
 
 def serve_file(root: Path) -> Path:
-    return root / store.STATE_DIR / SERVE_FILE
+    return root / STATE_DIR / SERVE_FILE
 
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})  # where a server of memvault listens: nowhere else
