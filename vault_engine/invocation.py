@@ -22,24 +22,24 @@ def memvault_command() -> list[str]:
 # Files every install of memvault replaces (pip writes each file anew, so an upgrade or a reinstall
 # changes their identity even when the text is the same).
 _MARKERS = ("__init__.py", "version.py")
+_PACKAGE = Path(__file__).resolve().parent
 
 
 def installed_code() -> tuple[tuple[int, int, int], ...]:
     """The identity (inode, size, modification time) of this installation's marker files as they are on
     disk now: it differs from the one a process read at its start once memvault was upgraded or
     reinstalled under it (that process still runs the old code)."""
-    package = Path(__file__).resolve().parent
     out = []
     for name in _MARKERS:
         try:
-            found = (package / name).stat()
+            found = (_PACKAGE / name).stat()
             out.append((found.st_ino, found.st_size, found.st_mtime_ns))
         except OSError:
             out.append((0, 0, 0))
     return tuple(out)
 
 
-AT_IMPORT = installed_code()  # the install as it was when this process first needed to know
+AT_IMPORT = installed_code()  # the install as this process found it (a daemon imports this module as it starts)
 
 
 def upgraded_since_start() -> bool:
@@ -51,15 +51,14 @@ UPGRADE_POLL = 1.0  # seconds between looks at the install, for a daemon that re
 
 
 def stop_on_upgrade(stop: threading.Event) -> threading.Event:
-    """Set ``stop`` once this installation is upgraded or reinstalled on disk (see :func:`installed_code`);
+    """Set ``stop`` once this installation is upgraded or reinstalled on disk (:func:`upgraded_since_start`);
     the returned event tells that this was why.  Looks every :data:`UPGRADE_POLL` seconds, in a daemon
     thread that ends with ``stop``."""
-    started = installed_code()
     upgraded = threading.Event()
 
     def look() -> None:
         while not stop.wait(UPGRADE_POLL):
-            if installed_code() != started:
+            if upgraded_since_start():
                 upgraded.set()
                 stop.set()
 

@@ -387,9 +387,8 @@ def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = N
     The capture queue of the agents' hooks is drained while it serves (:mod:`vault_engine.captures`).
     """
     from ..captures import keep_kicking
-    from ..invocation import installed_code
+    from ..invocation import AT_IMPORT  # noqa: F401 (read now: what this process runs, before anything is loaded)
 
-    code = installed_code()  # what this process runs, before anything else is loaded
     if not is_loopback(host):  # checked before anything is opened or loaded
         raise InvalidInput(f"refusing to listen on '{host}': memvault serve binds loopback addresses only "
                            "(127.0.0.1 or ::1), so only this machine can reach it")
@@ -409,7 +408,7 @@ def run(vault_path: str | None, *, host: str = "127.0.0.1", port: int | None = N
             stop = threading.Event()
             keep_kicking(service.vault.root, stop)
             try:
-                _serve_until_signal(server, idle_exit, code)
+                _serve_until_signal(server, idle_exit)
             finally:
                 stop.set()
         finally:
@@ -434,15 +433,14 @@ def _warm_up(service: MemoryService, announce: Callable[[str], None]) -> None:
         announce(f"warning: {exc.one_line()}")
 
 
-def _serve_until_signal(server: ApiServer, idle_exit: float | None = None,
-                        code: tuple[tuple[int, int, int], ...] | None = None) -> None:
+def _serve_until_signal(server: ApiServer, idle_exit: float | None = None) -> None:
     """Serve until a signal; with ``idle_exit`` (a hooks' warm server), also until no request came for
-    that long or memvault was upgraded on disk since ``code`` was read (the next hook starts a server
+    that long or memvault was upgraded on disk since the process started (the next hook starts a server
     with the new code)."""
-    from ..invocation import installed_code
+    from ..invocation import upgraded_since_start
 
     stop = threading.Event()
-    started_code, upgraded = code if code is not None else installed_code(), False
+    upgraded = False
 
     def handler(_signum: int, _frame: object) -> None:
         stop.set()
@@ -457,7 +455,7 @@ def _serve_until_signal(server: ApiServer, idle_exit: float | None = None,
             if idle_exit is not None and time.monotonic() - server.last_request > idle_exit:
                 server.log(f"no request for {idle_exit:g}s: stopping")
                 break
-            if not upgraded and installed_code() != started_code:
+            if not upgraded and upgraded_since_start():
                 upgraded = True
                 if idle_exit is not None:
                     server.log("memvault was upgraded on disk: stopping (the next hook starts the new one)")
